@@ -1,0 +1,225 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stockade-dev/stockade/ipc"
+)
+
+// call checks one request, runs it in an executor and returns the outcome.
+// Every error it returns is an *ipc.Error written for the agent.
+func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req *ipc.CallRequest) (*ipc.Outcome, error) {
+	start := time.Now()
+	callID := newCallID()
+	log = log.With("call_id", callID, "tool", req.Tool)
+	spec, cleanup, err := s.plan(callID, req)
+	if err != nil {
+		log.Info("call refused", "err", err)
+		return nil, err
+	}
+	defer cleanup()
+	s.calls.Add(1)
+	log.Info("call", "decision", "allow", "tier", spec.Tier, "path", spec.Path)
+	out, spawn, err := s.execute(ctx, spec)
+	if err != nil {
+		log.Warn("call failed", "err", err)
+		if ctx.Err() != nil {
+			return nil, ipc.Errorf(ipc.ClassInternal, "broker shutting down")
+		}
+		var e *ipc.Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		return nil, ipc.Errorf(ipc.ClassInternal, "executor failed")
+	}
+	out.CallID, out.RunID, out.Tool, out.Tier = callID, req.RunID, req.Tool, spec.Tier
+	out.Durations.Spawn = spawn.Microseconds()
+	out.Durations.Total = time.Since(start).Microseconds()
+	log.Info("call done", "status", out.Status, "exit_code", out.ExitCode, "truncated", out.Truncated)
+	return out, nil
+}
+
+// plan validates req against the tool's configuration and builds the spec.
+// The returned cleanup removes a scratch workspace made for the call.
+func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(), error) {
+	nop := func() {}
+	if len(req.Tool) > maxToolNameLen || len(req.RunID) > maxRunIDLen {
+		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool or run_id too long")
+	}
+	if len(req.Args) > maxArgs {
+		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "more than %d arguments", maxArgs)
+	}
+	for _, a := range req.Args {
+		if len(a) > maxArgLen || strings.ContainsRune(a, 0) {
+			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "an argument is over %d bytes or contains NUL", maxArgLen)
+		}
+	}
+	if req.Input != "" {
+		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "process tools take no input document")
+	}
+	var (
+		path   string
+		argv   []string
+		env    = map[string]string{}
+		limits = s.cfg.Defaults
+		tier   = "B"
+	)
+	if req.Tool == ProcessRunTool {
+		if len(req.Args) == 0 {
+			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "process.run needs a command")
+		}
+		p, err := lookupCommand(req.Args[0])
+		if err != nil {
+			if errors.Is(err, errNotFound) {
+				return nil, nop, ipc.Errorf(ipc.ClassFailed, "command not found: %s", req.Args[0])
+			}
+			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "%v", err)
+		}
+		path, argv = p, append([]string(nil), req.Args...)
+	} else {
+		t, ok := s.tools[req.Tool]
+		if !ok {
+			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "unknown tool %q", req.Tool)
+		}
+		if len(req.Args) > 0 && !t.AllowArgs {
+			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool %q takes no arguments", req.Tool)
+		}
+		path = t.Command
+		argv = append(append([]string{filepath.Base(t.Command)}, t.Args...), req.Args...)
+		if len(argv) > maxArgs+1 {
+			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "more than %d arguments", maxArgs)
+		}
+		for k, v := range t.Env {
+			env[k] = v
+		}
+		limits, tier = t.Limits, t.Tier
+	}
+	timeout := time.Duration(limits.Timeout)
+	if req.TimeoutMS < 0 || req.MaxOutput < 0 {
+		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "negative timeout or max_output")
+	}
+	if req.TimeoutMS > 0 {
+		timeout = min(timeout, time.Duration(req.TimeoutMS)*time.Millisecond)
+	}
+	maxOutput := limits.MaxOutput
+	if req.MaxOutput > 0 {
+		maxOutput = min(maxOutput, req.MaxOutput)
+	}
+	dir, cleanup, err := s.workspace(callID, req.Workspace)
+	if err != nil {
+		return nil, nop, err
+	}
+	env["PATH"] = strings.Join(trustedPath, ":")
+	env["LANG"], env["LC_ALL"] = "C", "C"
+	env["HOME"], env["TMPDIR"] = dir, dir
+	spec := &ipc.ExecSpec{
+		CallID: callID, Path: path, Argv: argv, Env: sortedEnv(env), Dir: dir, Tier: tier,
+		TimeoutMS: timeout.Milliseconds(), MaxOutput: maxOutput,
+		Limits: ipc.Rlimits{
+			CPUSeconds: limits.CPUSeconds, AddressSpace: limits.AddressSpace,
+			NoFile: limits.NoFile, NProc: limits.NProc, FileSize: limits.FileSize,
+		},
+	}
+	return spec, cleanup, nil
+}
+
+// workspace returns the call's working directory: the agent's, which must be
+// an existing directory given as an absolute path (resolved through
+// symlinks), or a fresh scratch directory removed after the call.
+func (s *Server) workspace(callID, asked string) (string, func(), error) {
+	if asked != "" {
+		if len(asked) > maxWorkspaceLen || !filepath.IsAbs(asked) {
+			return "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace must be an absolute path")
+		}
+		real, err := filepath.EvalSymlinks(asked)
+		if err != nil {
+			return "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace %s does not exist", asked)
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace %s is not a directory", asked)
+		}
+		return real, func() {}, nil
+	}
+	dir := filepath.Join(s.stateDir, "work", callID)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
+	}
+	return dir, func() {
+		if err := os.RemoveAll(dir); err != nil {
+			s.log.Warn("removing workspace", "call_id", callID, "err", err)
+		}
+	}, nil
+}
+
+// execute gets an executor, hands it the spec and waits for the outcome.
+func (s *Server) execute(ctx context.Context, spec *ipc.ExecSpec) (*ipc.Outcome, time.Duration, error) {
+	t0 := time.Now()
+	wait := time.Duration(spec.TimeoutMS)*time.Millisecond + 15*time.Second
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	f, err := s.spawner.Spawn(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	spawned := time.Since(t0)
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, spawned, fmt.Errorf("executor socket: %w", err)
+	}
+	uc, ok := nc.(*net.UnixConn)
+	if !ok {
+		nc.Close()
+		return nil, spawned, errors.New("executor socket is not a unix socket")
+	}
+	c, err := ipc.NewConn(uc)
+	if err != nil {
+		uc.Close()
+		return nil, spawned, err
+	}
+	// Closing the socket tells the executor to kill the target and exit.
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	if _, err := c.Handshake(ipc.ChannelExec, Software); err != nil {
+		return nil, spawned, fmt.Errorf("executor hello: %w", err)
+	}
+	c.SetReadMax(s.cfg.OutputFrameMax)
+	var out ipc.Outcome
+	if err := c.Call(1, ipc.KindExec, spec, &out, wait); err != nil {
+		return nil, spawned, err
+	}
+	if len(out.Stdout)+len(out.Stderr) > int(spec.MaxOutput) {
+		return nil, spawned, errors.New("executor returned more output than the quota")
+	}
+	return &out, spawned, nil
+}
+
+func sortedEnv(m map[string]string) []string {
+	env := make([]string, 0, len(m))
+	for k, v := range m {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

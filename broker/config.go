@@ -1,0 +1,268 @@
+package broker
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+//go:embed default.toml
+var defaultConfig []byte
+
+// DefaultConfig is the embedded configuration `make run` starts with.
+func DefaultConfig() []byte { return bytes.Clone(defaultConfig) }
+
+// Hard ceilings that no configuration or request may pass.
+const (
+	maxTimeout       = 10 * time.Minute
+	maxArgs          = 256
+	maxArgLen        = 8 << 10
+	maxToolNameLen   = 128
+	maxRunIDLen      = 128
+	maxWorkspaceLen  = 1024
+	minOutputFrame   = 64 << 10
+	frameOverhead    = 64 << 10
+	ProcessRunTool   = "process.run"
+	defaultMaxOutput = 1 << 20
+)
+
+// Config is the broker's configuration, decoded strictly from TOML: an
+// unknown key is an error. Every field is optional.
+type Config struct {
+	// AgentUIDs may call the broker on agent.sock. Empty means the uid the
+	// broker runs as (single-user mode). The peer's uid comes from the kernel.
+	AgentUIDs []uint32 `toml:"agent_uids"`
+	// MaxConnsPerUID caps the agent connections one uid may hold open
+	// (default 16).
+	MaxConnsPerUID int `toml:"max_conns_per_uid"`
+	// OutputFrameMax caps the frames that carry output (default 4 MiB). A
+	// call's max_output must leave 64 KiB of it for the rest of the outcome.
+	OutputFrameMax int `toml:"output_frame_max"`
+	// Defaults apply to every tool that does not set its own.
+	Defaults Limits `toml:"defaults"`
+	// Tools are the configured tools. process.run is always present.
+	Tools []ToolConfig `toml:"tool"`
+}
+
+// Limits of one call. Zero means "inherit": from the tool's config, then
+// Config.Defaults, then the built-in default.
+type Limits struct {
+	// Timeout is the wall-clock limit ("30s"); at most 10m.
+	Timeout Duration `toml:"timeout"`
+	// MaxOutput caps stdout+stderr together, in bytes (default 1 MiB).
+	MaxOutput int64 `toml:"max_output"`
+	// CPUSeconds is RLIMIT_CPU (default 30).
+	CPUSeconds uint64 `toml:"cpu_seconds"`
+	// AddressSpace is RLIMIT_AS in bytes (default 4 GiB).
+	AddressSpace uint64 `toml:"address_space"`
+	// NoFile is RLIMIT_NOFILE (default 256).
+	NoFile uint64 `toml:"nofile"`
+	// NProc is RLIMIT_NPROC (default 1024). It counts per uid: exact only when
+	// each executor has a uid of its own (multi-uid mode).
+	NProc uint64 `toml:"nproc"`
+	// FileSize is RLIMIT_FSIZE in bytes (default 64 MiB).
+	FileSize uint64 `toml:"file_size"`
+}
+
+// ToolConfig configures one tool.
+type ToolConfig struct {
+	// Name agents call it by: lower-case letters, digits, '.', '-', '_'.
+	Name        string `toml:"name"`
+	Description string `toml:"description"`
+	// Kind is "process" (a native command); skills come with the verifier.
+	Kind string `toml:"kind"`
+	// Command is the program: an absolute path, resolved at load.
+	Command string `toml:"command"`
+	// Args are passed before any the agent adds.
+	Args []string `toml:"args"`
+	// AllowArgs lets the agent append arguments.
+	AllowArgs bool `toml:"allow_args"`
+	// Env is added to the target's cleared environment.
+	Env map[string]string `toml:"env"`
+	// Tier is "B" for now ("C" comes with the sandboxing work).
+	Tier   string `toml:"tier"`
+	Limits Limits `toml:"limits"`
+}
+
+// Duration is a time.Duration written as a string ("30s") in TOML.
+type Duration time.Duration
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	if v <= 0 {
+		return fmt.Errorf("duration %q must be positive", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes d as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("invalid configuration")
+
+// LoadConfig reads path, or the embedded default when path is empty, and
+// validates it.
+func LoadConfig(path string) (*Config, error) {
+	data := defaultConfig
+	if path != "" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	return ParseConfig(data)
+}
+
+// ParseConfig decodes TOML strictly and validates the result.
+func ParseConfig(data []byte) (*Config, error) {
+	var c Config
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		var strict *toml.StrictMissingError
+		if errors.As(err, &strict) {
+			return nil, fmt.Errorf("%w: %s", ErrConfig, strings.TrimSpace(strict.String()))
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return nil, fmt.Errorf("%w: line %d column %d: %v", ErrConfig, row, col, de)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return &c, nil
+}
+
+func (c *Config) validate() error {
+	if c.MaxConnsPerUID == 0 {
+		c.MaxConnsPerUID = 16
+	}
+	if c.MaxConnsPerUID < 0 {
+		return errors.New("max_conns_per_uid must be positive")
+	}
+	if c.OutputFrameMax == 0 {
+		c.OutputFrameMax = 4 << 20
+	}
+	if c.OutputFrameMax < minOutputFrame+frameOverhead {
+		return fmt.Errorf("output_frame_max must be at least %d", minOutputFrame+frameOverhead)
+	}
+	builtin := Limits{
+		Timeout: Duration(30 * time.Second), MaxOutput: defaultMaxOutput, CPUSeconds: 30,
+		AddressSpace: 4 << 30, NoFile: 256, NProc: 1024, FileSize: 64 << 20,
+	}
+	c.Defaults = c.Defaults.over(builtin)
+	if err := c.checkLimits("defaults", c.Defaults); err != nil {
+		return err
+	}
+	seen := map[string]bool{ProcessRunTool: true}
+	for i := range c.Tools {
+		t := &c.Tools[i]
+		if err := validToolName(t.Name); err != nil {
+			return fmt.Errorf("tool %d: %v", i+1, err)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("tool %q: defined twice (or shadows a built-in)", t.Name)
+		}
+		seen[t.Name] = true
+		if t.Kind != "process" {
+			return fmt.Errorf("tool %q: kind %q: only \"process\" is supported", t.Name, t.Kind)
+		}
+		if t.Tier == "" {
+			t.Tier = "B"
+		}
+		if t.Tier != "B" {
+			return fmt.Errorf("tool %q: tier %q is not available", t.Name, t.Tier)
+		}
+		if !filepath.IsAbs(t.Command) {
+			return fmt.Errorf("tool %q: command %q must be an absolute path", t.Name, t.Command)
+		}
+		resolved, err := resolveExecutable(t.Command)
+		if err != nil {
+			return fmt.Errorf("tool %q: %v", t.Name, err)
+		}
+		t.Command = resolved
+		for k, v := range t.Env {
+			if err := validEnv(k, v); err != nil {
+				return fmt.Errorf("tool %q: %v", t.Name, err)
+			}
+		}
+		t.Limits = t.Limits.over(c.Defaults)
+		if err := c.checkLimits("tool "+t.Name, t.Limits); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) checkLimits(where string, l Limits) error {
+	if time.Duration(l.Timeout) > maxTimeout {
+		return fmt.Errorf("%s: timeout over %v", where, maxTimeout)
+	}
+	if l.MaxOutput <= 0 || l.MaxOutput > int64(c.OutputFrameMax-frameOverhead) {
+		return fmt.Errorf("%s: max_output must be between 1 and %d (output_frame_max less 64 KiB)", where, c.OutputFrameMax-frameOverhead)
+	}
+	return nil
+}
+
+// over fills l's zero fields from base.
+func (l Limits) over(base Limits) Limits {
+	if l.Timeout == 0 {
+		l.Timeout = base.Timeout
+	}
+	if l.MaxOutput == 0 {
+		l.MaxOutput = base.MaxOutput
+	}
+	if l.CPUSeconds == 0 {
+		l.CPUSeconds = base.CPUSeconds
+	}
+	if l.AddressSpace == 0 {
+		l.AddressSpace = base.AddressSpace
+	}
+	if l.NoFile == 0 {
+		l.NoFile = base.NoFile
+	}
+	if l.NProc == 0 {
+		l.NProc = base.NProc
+	}
+	if l.FileSize == 0 {
+		l.FileSize = base.FileSize
+	}
+	return l
+}
+
+func validToolName(name string) error {
+	if name == "" || len(name) > maxToolNameLen {
+		return fmt.Errorf("tool name %q must be 1 to %d characters", name, maxToolNameLen)
+	}
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+		default:
+			return fmt.Errorf("tool name %q: only a-z, 0-9, '.', '-', '_'", name)
+		}
+	}
+	return nil
+}
+
+func validEnv(k, v string) error {
+	if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+		return fmt.Errorf("env %q: invalid name or value", k)
+	}
+	return nil
+}

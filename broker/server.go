@@ -1,0 +1,214 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stockade-dev/stockade/ipc"
+)
+
+// Software names the broker in Hello.
+const Software = "stockade-broker"
+
+// Options wire a Server to its environment.
+type Options struct {
+	Log    *slog.Logger
+	Config *Config
+	// Mode is "single-user" or "multi-uid".
+	Mode string
+	// StateDir holds per-call scratch workspaces.
+	StateDir string
+	// Spawn is the supervisor's spawn channel.
+	Spawn *net.UnixConn
+}
+
+// Server is the broker.
+type Server struct {
+	log      *slog.Logger
+	cfg      *Config
+	mode     string
+	stateDir string
+	tools    map[string]*ToolConfig
+	agents   []uint32
+	limiter  *ipc.ConnLimiter
+	spawner  *Spawner
+	verifier *verifierLink
+	started  time.Time
+	calls    atomic.Uint64
+	wg       sync.WaitGroup
+}
+
+// New builds a Server and starts reading the spawn channel.
+func New(o Options) *Server {
+	s := &Server{
+		log: o.Log, cfg: o.Config, mode: o.Mode, stateDir: o.StateDir,
+		tools:   make(map[string]*ToolConfig),
+		limiter: ipc.NewConnLimiter(o.Config.MaxConnsPerUID),
+		started: time.Now(),
+	}
+	for i := range o.Config.Tools {
+		s.tools[o.Config.Tools[i].Name] = &o.Config.Tools[i]
+	}
+	s.agents = o.Config.AgentUIDs
+	if len(s.agents) == 0 {
+		s.agents = []uint32{uint32(os.Getuid())}
+	}
+	s.verifier = &verifierLink{log: o.Log}
+	s.spawner = NewSpawner(o.Log, o.Spawn, s.verifier.replace)
+	return s
+}
+
+// Serve accepts agents on ln until ctx ends or the spawn channel fails, then
+// waits for the connections in flight.
+func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.spawner.Done():
+		}
+		ln.Close()
+	}()
+	defer s.wg.Wait()
+	for {
+		nc, err := ln.AcceptUnix()
+		if err != nil {
+			select {
+			case <-s.spawner.Done():
+				return s.spawner.Err()
+			default:
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			s.log.Warn("accept", "err", err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveAgent(ctx, nc)
+		}()
+	}
+}
+
+func (s *Server) serveAgent(ctx context.Context, nc *net.UnixConn) {
+	c, err := ipc.NewConn(nc)
+	if err != nil {
+		s.log.Warn("peer credentials", "err", err)
+		nc.Close()
+		return
+	}
+	defer c.Close()
+	peer := c.Peer()
+	log := s.log.With("peer_uid", peer.UID, "peer_pid", peer.PID)
+	if !slices.Contains(s.agents, peer.UID) {
+		log.Warn("refused agent: uid not allowed")
+		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "uid %d may not call this broker", peer.UID))
+		return
+	}
+	if !s.limiter.Acquire(peer.UID) {
+		log.Warn("refused agent: too many connections")
+		_ = c.SendError(0, ipc.Errorf(ipc.ClassQuotaExceeded, "too many connections for uid %d", peer.UID))
+		return
+	}
+	defer s.limiter.Release(peer.UID)
+	if err := c.Accept(ipc.ChannelAgent, Software); err != nil {
+		log.Warn("hello", "err", err)
+		return
+	}
+	// Closing the connection when ctx ends unblocks Recv.
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	for {
+		m, err := c.Recv(ipc.IdleTimeout)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+				log.Warn("closing agent connection", "err", err)
+				var e *ipc.Error
+				if errors.As(err, &e) || errors.Is(err, ipc.ErrMalformed) || errors.Is(err, ipc.ErrFrameTooLarge) {
+					_ = c.SendError(0, ipc.Errorf(ipc.ClassProtocol, "bad frame"))
+				}
+			}
+			return
+		}
+		if !ipc.ChannelAgent.Permits(m.Kind) {
+			log.Warn("closing agent connection: unpermitted kind", "kind", m.Kind)
+			_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "%q is not a request on the agent channel", m.Kind))
+			return
+		}
+		if err := s.dispatch(ctx, log, c, m); err != nil {
+			log.Warn("closing agent connection", "err", err)
+			return
+		}
+	}
+}
+
+// dispatch answers one request. It returns an error only when the connection
+// must close (a malformed body, or the reply could not be written).
+func (s *Server) dispatch(ctx context.Context, log *slog.Logger, c *ipc.Conn, m *ipc.Message) error {
+	switch m.Kind {
+	case ipc.KindListTools:
+		var req ipc.Empty
+		if err := m.Decode(&req); err != nil {
+			_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "malformed list_tools"))
+			return err
+		}
+		return c.Send(m.ID, m.Kind, s.toolList(), ipc.ControlFrameMax)
+	case ipc.KindStatus:
+		var req ipc.Empty
+		if err := m.Decode(&req); err != nil {
+			_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "malformed status"))
+			return err
+		}
+		return c.Send(m.ID, m.Kind, s.status(c.Peer().UID), ipc.ControlFrameMax)
+	case ipc.KindCall:
+		var req ipc.CallRequest
+		if err := m.Decode(&req); err != nil {
+			_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "malformed call"))
+			return err
+		}
+		out, err := s.call(ctx, log, c.Peer(), &req)
+		if err != nil {
+			return c.SendError(m.ID, err)
+		}
+		return c.Send(m.ID, m.Kind, out, s.cfg.OutputFrameMax)
+	}
+	return ipc.Errorf(ipc.ClassProtocol, "unhandled kind %q", m.Kind)
+}
+
+func (s *Server) toolList() ipc.ToolList {
+	l := ipc.ToolList{Tools: []ipc.ToolInfo{{
+		Name: ProcessRunTool, Kind: "process", Tier: "B", Args: true,
+		Description: "Run an ad-hoc command: args[0] is an absolute path or a name on the system PATH",
+	}}}
+	for _, t := range s.cfg.Tools {
+		l.Tools = append(l.Tools, ipc.ToolInfo{Name: t.Name, Kind: t.Kind, Description: t.Description, Tier: t.Tier, Args: t.AllowArgs})
+	}
+	return l
+}
+
+func (s *Server) status(peer uint32) ipc.BrokerStatus {
+	st := ipc.BrokerStatus{
+		Broker: ipc.RoleStatus{Role: "broker", Software: Software, PID: os.Getpid(), UptimeMS: time.Since(s.started).Milliseconds()},
+		Mode:   s.mode, Tools: len(s.cfg.Tools) + 1, Calls: s.calls.Load(), Tiers: []string{"B"}, PeerUID: peer,
+	}
+	if v, err := s.verifier.status(); err == nil {
+		st.Verifier = v
+	} else {
+		s.log.Warn("verifier status", "err", err)
+		st.Verifier = ipc.RoleStatus{Role: "verifier", Software: "unreachable"}
+	}
+	return st
+}

@@ -1,0 +1,76 @@
+// Command stockade-broker is the broker role. stockaded starts it with
+// agent.sock's listener as fd 3 and its spawn channel as fd 4; it is not meant
+// to be started by hand.
+//
+//	stockade-broker [--config FILE] --state-dir DIR [--mode single-user]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/stockade-dev/stockade/broker"
+	"github.com/stockade-dev/stockade/ipc"
+)
+
+func main() {
+	configPath := flag.String("config", "", "configuration file (default: the embedded configuration)")
+	stateDir := flag.String("state-dir", "", "state directory (required)")
+	mode := flag.String("mode", "single-user", "single-user or multi-uid")
+	flag.Parse()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("role", "broker")
+	if err := run(log, *configPath, *stateDir, *mode); err != nil {
+		log.Error("broker stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(log *slog.Logger, configPath, stateDir, mode string) error {
+	if stateDir == "" {
+		return fmt.Errorf("--state-dir is required")
+	}
+	cfg, err := broker.LoadConfig(configPath)
+	if err != nil {
+		return err
+	}
+	ln, err := net.FileListener(os.NewFile(ipc.FDListener, "agent.sock"))
+	if err != nil {
+		return fmt.Errorf("agent listener (fd %d): %w", ipc.FDListener, err)
+	}
+	uln, ok := ln.(*net.UnixListener)
+	if !ok {
+		return fmt.Errorf("fd %d is not a unix listener", ipc.FDListener)
+	}
+	// The supervisor owns the socket's name; the broker must not unlink it.
+	uln.SetUnlinkOnClose(false)
+	spawn, err := unixConnFromFD(ipc.FDSupervisor, "spawn")
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	srv := broker.New(broker.Options{Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn})
+	log.Info("broker serving", "tools", len(cfg.Tools)+1)
+	return srv.Serve(ctx, uln)
+}
+
+func unixConnFromFD(fd uintptr, name string) (*net.UnixConn, error) {
+	f := os.NewFile(fd, name)
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s channel (fd %d): %w", name, fd, err)
+	}
+	uc, ok := nc.(*net.UnixConn)
+	if !ok {
+		nc.Close()
+		return nil, fmt.Errorf("fd %d is not a unix socket", fd)
+	}
+	return uc, nil
+}

@@ -1,0 +1,104 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/stockade-dev/stockade/ipc"
+)
+
+// Software names the executor in Hello.
+const Software = "stockade-exec"
+
+// Serve runs the executor's side of the exec channel on the socket f: Hello,
+// one exec request, the outcome. It returns when the call is over.
+func Serve(ctx context.Context, log *slog.Logger, f *os.File) error {
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("exec socket: %w", err)
+	}
+	uc, ok := nc.(*net.UnixConn)
+	if !ok {
+		nc.Close()
+		return errors.New("exec socket is not a unix socket")
+	}
+	c, err := ipc.NewConn(uc)
+	if err != nil {
+		uc.Close()
+		return err
+	}
+	defer c.Close()
+	if p := c.Peer().UID; p != 0 && p != uint32(os.Getuid()) {
+		return fmt.Errorf("exec socket peer uid %d is neither root nor mine", p)
+	}
+	if err := c.Accept(ipc.ChannelExec, Software); err != nil {
+		return fmt.Errorf("hello: %w", err)
+	}
+	m, err := c.Recv(ipc.HelloTimeout)
+	if err != nil {
+		return fmt.Errorf("exec request: %w", err)
+	}
+	if m.Kind != ipc.KindExec {
+		_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "expected exec"))
+		return fmt.Errorf("unexpected %q", m.Kind)
+	}
+	var spec ipc.ExecSpec
+	if err := m.Decode(&spec); err != nil {
+		_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "malformed exec spec"))
+		return err
+	}
+	if err := checkSpec(&spec); err != nil {
+		_ = c.SendError(m.ID, err)
+		return err
+	}
+	log = log.With("call_id", spec.CallID)
+
+	// The broker closing the socket (it gave up, or died) ends the call.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, _ = c.Recv(0)
+		cancel()
+	}()
+
+	out, err := run(ctx, log, &spec)
+	if err != nil {
+		log.Warn("call failed", "err", err)
+		return c.SendError(m.ID, err)
+	}
+	return c.Send(m.ID, ipc.KindExec, out, int(spec.MaxOutput)+ipc.ControlFrameMax)
+}
+
+// checkSpec is a shape check: the broker is trusted, but a spec that makes no
+// sense must fail loudly rather than run something else.
+func checkSpec(s *ipc.ExecSpec) error {
+	switch {
+	case !filepath.IsAbs(s.Path) || filepath.Clean(s.Path) != s.Path:
+		return ipc.Errorf(ipc.ClassInvalidInput, "program path must be absolute and clean")
+	case len(s.Argv) == 0:
+		return ipc.Errorf(ipc.ClassInvalidInput, "empty argv")
+	case !filepath.IsAbs(s.Dir):
+		return ipc.Errorf(ipc.ClassInvalidInput, "workspace must be absolute")
+	case s.TimeoutMS <= 0 || s.MaxOutput <= 0:
+		return ipc.Errorf(ipc.ClassInvalidInput, "timeout and max_output must be positive")
+	case s.Tier != "B":
+		return ipc.Errorf(ipc.ClassSandboxUnavailable, "tier %q is not available", s.Tier)
+	}
+	for _, e := range s.Env {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return ipc.Errorf(ipc.ClassInvalidInput, "malformed environment entry")
+		}
+	}
+	return nil
+}
+
+// deadline turns a spec's timeout into a duration.
+func deadline(s *ipc.ExecSpec) time.Duration { return time.Duration(s.TimeoutMS) * time.Millisecond }

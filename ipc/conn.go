@@ -1,0 +1,188 @@
+package ipc
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// Default deadlines.
+const (
+	// HelloTimeout bounds how long a server waits for the client's Hello.
+	HelloTimeout = 5 * time.Second
+	// WriteTimeout bounds every write.
+	WriteTimeout = 10 * time.Second
+	// IdleTimeout bounds how long a server waits for the next request.
+	IdleTimeout = 5 * time.Minute
+)
+
+// Conn is one end of a Stockade connection: frames, envelopes and deadlines
+// over a Unix stream socket. The peer's credentials are read once, when the
+// Conn is made, and never change.
+type Conn struct {
+	nc      *net.UnixConn
+	peer    Cred
+	readMax int
+	wmu     sync.Mutex
+}
+
+// NewConn wraps nc. Reads are capped at [ControlFrameMax] until SetReadMax.
+func NewConn(nc *net.UnixConn) (*Conn, error) {
+	cred, err := PeerCred(nc)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{nc: nc, peer: cred, readMax: ControlFrameMax}, nil
+}
+
+// Peer is the kernel's word on who is on the other end, taken at NewConn.
+func (c *Conn) Peer() Cred { return c.peer }
+
+// SetReadMax sets the frame cap for reads. Only readers of output-carrying
+// messages raise it.
+func (c *Conn) SetReadMax(n int) { c.readMax = n }
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.nc.Close() }
+
+// Send writes one message within [WriteTimeout]. A body that would exceed the
+// peer's cap is refused here rather than sent. Send is safe for concurrent use.
+func (c *Conn) Send(id uint64, kind Kind, body any, max int) error {
+	b, err := EncodeEnvelope(id, kind, body)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.nc.SetWriteDeadline(time.Now().Add(WriteTimeout)); err != nil {
+		return err
+	}
+	return WriteFrame(c.nc, b, max)
+}
+
+// SendError sends err to the peer as an `error` message. An error that is not
+// an *Error goes out as ClassInternal with no detail.
+func (c *Conn) SendError(id uint64, err error) error {
+	var e *Error
+	if !errors.As(err, &e) || !e.Class.Valid() {
+		e = &Error{Class: ClassInternal, Message: "internal error"}
+	}
+	return c.Send(id, KindError, e, ControlFrameMax)
+}
+
+// Recv reads one message, waiting at most timeout (zero: no deadline).
+func (c *Conn) Recv(timeout time.Duration) (*Message, error) {
+	var dl time.Time
+	if timeout > 0 {
+		dl = time.Now().Add(timeout)
+	}
+	if err := c.nc.SetReadDeadline(dl); err != nil {
+		return nil, err
+	}
+	b, err := ReadFrame(c.nc, c.readMax)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeEnvelope(b)
+}
+
+// Call sends a request and waits for the reply with the same id, decoding it
+// into reply. A reply of kind error is returned as *Error.
+func (c *Conn) Call(id uint64, kind Kind, req, reply any, timeout time.Duration) error {
+	if err := c.Send(id, kind, req, ControlFrameMax); err != nil {
+		return err
+	}
+	m, err := c.Recv(timeout)
+	if err != nil {
+		return err
+	}
+	if m.ID != id {
+		return malformed("reply id %d to request %d", m.ID, id)
+	}
+	switch m.Kind {
+	case KindError:
+		return m.Err()
+	case kind:
+		return m.Decode(reply)
+	default:
+		return malformed("reply of kind %q to %q", m.Kind, kind)
+	}
+}
+
+// Handshake is the client's side of Hello: it announces ch and checks that the
+// server answers for the same protocol, version and channel.
+func (c *Conn) Handshake(ch Channel, software string) (Hello, error) {
+	var h Hello
+	out := Hello{Proto: ProtocolName, Version: ProtocolVersion, Channel: ch, Software: software}
+	if err := c.Call(0, KindHello, out, &h, HelloTimeout); err != nil {
+		return h, err
+	}
+	if h.Proto != ProtocolName || h.Version != ProtocolVersion || h.Channel != ch {
+		return h, Errorf(ClassVersionMismatch, "server speaks %s v%d on %q", h.Proto, h.Version, h.Channel)
+	}
+	return h, nil
+}
+
+// Accept is the server's side of Hello. It reads the client's Hello within
+// [HelloTimeout]; on a mismatch it sends a typed error and returns it, and the
+// caller closes the connection.
+func (c *Conn) Accept(ch Channel, software string) error {
+	m, err := c.Recv(HelloTimeout)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			_ = c.SendError(0, e)
+		}
+		return err
+	}
+	if m.Kind != KindHello {
+		err := Errorf(ClassProtocol, "expected hello, got %q", m.Kind)
+		_ = c.SendError(m.ID, err)
+		return err
+	}
+	var h Hello
+	if err := m.Decode(&h); err != nil {
+		_ = c.SendError(m.ID, Errorf(ClassProtocol, "malformed hello"))
+		return err
+	}
+	if h.Proto != ProtocolName || h.Version != ProtocolVersion || h.Channel != ch {
+		err := Errorf(ClassVersionMismatch, "this is %s v%d channel %q", ProtocolName, ProtocolVersion, ch)
+		_ = c.SendError(m.ID, err)
+		return fmt.Errorf("client hello %s v%d channel %q: %w", h.Proto, h.Version, h.Channel, err)
+	}
+	return c.Send(m.ID, KindHello, Hello{Proto: ProtocolName, Version: ProtocolVersion, Channel: ch, Software: software}, ControlFrameMax)
+}
+
+// ConnLimiter caps the connections open at once per peer uid.
+type ConnLimiter struct {
+	mu    sync.Mutex
+	max   int
+	count map[uint32]int
+}
+
+// NewConnLimiter allows max connections per uid.
+func NewConnLimiter(max int) *ConnLimiter {
+	return &ConnLimiter{max: max, count: make(map[uint32]int)}
+}
+
+// Acquire takes a slot for uid and reports whether one was free.
+func (l *ConnLimiter) Acquire(uid uint32) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count[uid] >= l.max {
+		return false
+	}
+	l.count[uid]++
+	return true
+}
+
+// Release gives back a slot taken by Acquire.
+func (l *ConnLimiter) Release(uid uint32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count[uid]--; l.count[uid] <= 0 {
+		delete(l.count, uid)
+	}
+}

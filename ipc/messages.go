@@ -1,0 +1,200 @@
+package ipc
+
+import "slices"
+
+// Channel names the conversation a connection carries. The first message on
+// every connection is a Hello naming it.
+type Channel string
+
+const (
+	ChannelAgent    Channel = "agent"    // agent → broker, agent.sock
+	ChannelVerifier Channel = "verifier" // broker → verifier, socketpair
+	ChannelExec     Channel = "exec"     // broker → executor, socketpair
+	ChannelAdmin    Channel = "admin"    // admin → verifier, admin.sock
+)
+
+// Kind is the type of a message. The reply to a request carries the request's
+// id and either the same kind or KindError.
+type Kind string
+
+const (
+	KindHello     Kind = "hello"
+	KindError     Kind = "error"
+	KindListTools Kind = "list_tools"
+	KindCall      Kind = "call"
+	KindStatus    Kind = "status"
+	KindExec      Kind = "exec"
+)
+
+var kinds = []Kind{KindHello, KindError, KindListTools, KindCall, KindStatus, KindExec}
+
+func (k Kind) valid() bool { return slices.Contains(kinds, k) }
+
+// requests is the permit table: the request kinds a client may send on each
+// channel after Hello. Anything else from the client closes the connection.
+var requests = map[Channel][]Kind{
+	ChannelAgent:    {KindListTools, KindCall, KindStatus},
+	ChannelVerifier: {KindStatus},
+	ChannelExec:     {KindExec},
+	ChannelAdmin:    {KindStatus},
+}
+
+// Permits reports whether a client may send kind on ch after Hello.
+func (ch Channel) Permits(k Kind) bool { return slices.Contains(requests[ch], k) }
+
+func (ch Channel) valid() bool { _, ok := requests[ch]; return ok }
+
+// The conversation on every channel:
+//
+//	client                                  server
+//	  hello{proto, version, channel} ───────►
+//	                                 ◄─────── hello{proto, version, channel, software}
+//	                                          | error{version_mismatch|denied|protocol}, close
+//	  request{id, kind, body} ──────────────►
+//	                                 ◄─────── reply{same id, same kind, body}
+//	                                          | error{same id, class, message}
+//	  ... one request at a time ...
+//
+// agent:    list_tools{} → list_tools{tools}; call{CallRequest} → call{Outcome};
+//           status{} → status{Status}
+// verifier: status{} → status{Status}
+// admin:    status{} → status{Status}
+// exec:     exec{ExecSpec} → exec{Outcome}; the executor then exits.
+//
+// A request the channel does not permit, an undecodable frame, or a frame
+// over the cap ends the connection.
+
+// Hello opens every connection, in both directions.
+type Hello struct {
+	Proto    string  `msgpack:"proto" json:"proto"`
+	Version  int     `msgpack:"version" json:"version"`
+	Channel  Channel `msgpack:"channel" json:"channel"`
+	Software string  `msgpack:"software,omitempty" json:"software,omitempty"`
+}
+
+// Empty is the body of requests that carry nothing (list_tools, status).
+type Empty struct{}
+
+// ToolList answers list_tools.
+type ToolList struct {
+	Tools []ToolInfo `msgpack:"tools" json:"tools"`
+}
+
+// ToolInfo describes one tool an agent may call.
+type ToolInfo struct {
+	Name        string `msgpack:"name" json:"name"`
+	Kind        string `msgpack:"kind" json:"kind"`
+	Description string `msgpack:"description,omitempty" json:"description,omitempty"`
+	Tier        string `msgpack:"tier" json:"tier"`
+	// Args says whether the call may append arguments to the tool's command.
+	Args bool `msgpack:"args" json:"args"`
+}
+
+// CallRequest asks the broker to run one tool call.
+type CallRequest struct {
+	RunID string `msgpack:"run_id,omitempty" json:"run_id,omitempty"`
+	Tool  string `msgpack:"tool" json:"tool"`
+	// Args are appended to a process tool's configured command; for
+	// process.run they are the whole command, Args[0] naming the program.
+	Args []string `msgpack:"args,omitempty" json:"args,omitempty"`
+	// Input is a JSON document for tools that take one (skills); process
+	// tools refuse it.
+	Input     string `msgpack:"input,omitempty" json:"input,omitempty"`
+	Workspace string `msgpack:"workspace,omitempty" json:"workspace,omitempty"`
+	TimeoutMS int64  `msgpack:"timeout_ms,omitempty" json:"timeout_ms,omitempty"`
+	MaxOutput int64  `msgpack:"max_output,omitempty" json:"max_output,omitempty"`
+}
+
+// Status of a finished call.
+type Status string
+
+const (
+	StatusOK            Status = "ok"             // exited 0
+	StatusExited        Status = "exited"         // exited non-zero
+	StatusSignaled      Status = "signaled"       // killed by a signal it did not get from us
+	StatusTimedOut      Status = "timed_out"      // wall clock passed; killed
+	StatusQuotaExceeded Status = "quota_exceeded" // output over quota or CPU limit; killed
+)
+
+// Outcome is the result of a call: the executor fills what it saw, the broker
+// adds the call's identity and its own timings, and the agent receives it.
+type Outcome struct {
+	CallID    string    `msgpack:"call_id" json:"call_id"`
+	RunID     string    `msgpack:"run_id" json:"run_id"`
+	Tool      string    `msgpack:"tool" json:"tool"`
+	Tier      string    `msgpack:"tier" json:"tier"`
+	Status    Status    `msgpack:"status" json:"status"`
+	ExitCode  int       `msgpack:"exit_code" json:"exit_code"`
+	Signal    string    `msgpack:"signal,omitempty" json:"signal,omitempty"`
+	Stdout    []byte    `msgpack:"stdout" json:"stdout"`
+	Stderr    []byte    `msgpack:"stderr" json:"stderr"`
+	Truncated bool      `msgpack:"truncated" json:"truncated"`
+	Usage     Usage     `msgpack:"usage" json:"usage"`
+	Durations Durations `msgpack:"durations" json:"durations"`
+	// Enforced lists the sandbox layers the executor actually applied.
+	Enforced []string `msgpack:"enforced" json:"enforced"`
+}
+
+// Usage is what the target consumed, from wait4's rusage.
+type Usage struct {
+	UserMicros   int64 `msgpack:"user_us" json:"user_us"`
+	SystemMicros int64 `msgpack:"system_us" json:"system_us"`
+	MaxRSSKiB    int64 `msgpack:"max_rss_kib" json:"max_rss_kib"`
+}
+
+// Durations of a call's phases, in microseconds.
+type Durations struct {
+	// Total is from the broker receiving the call to the outcome.
+	Total int64 `msgpack:"total_us" json:"total_us"`
+	// Spawn is the supervisor's fork and exec of the executor.
+	Spawn int64 `msgpack:"spawn_us" json:"spawn_us"`
+	// Run is from the executor starting the target to the target's end.
+	Run int64 `msgpack:"run_us" json:"run_us"`
+}
+
+// ExecSpec is everything an executor needs for one call. The broker builds it
+// from the tool's configuration and the checked request; the executor trusts
+// it (it flows down the trust gradient) and applies it exactly.
+type ExecSpec struct {
+	CallID string `msgpack:"call_id" json:"call_id"`
+	// Path is the absolute path of the program; Argv[0] is its name.
+	Path string   `msgpack:"path" json:"path"`
+	Argv []string `msgpack:"argv" json:"argv"`
+	// Env is the target's whole environment, already filtered by the broker.
+	Env       []string `msgpack:"env" json:"env"`
+	Dir       string   `msgpack:"dir" json:"dir"`
+	Tier      string   `msgpack:"tier" json:"tier"`
+	TimeoutMS int64    `msgpack:"timeout_ms" json:"timeout_ms"`
+	MaxOutput int64    `msgpack:"max_output" json:"max_output"`
+	Limits    Rlimits  `msgpack:"limits" json:"limits"`
+}
+
+// Rlimits the executor sets on the target (hard and soft alike). Core dumps are
+// always off.
+type Rlimits struct {
+	CPUSeconds   uint64 `msgpack:"cpu_s" json:"cpu_s"`
+	AddressSpace uint64 `msgpack:"as_bytes" json:"as_bytes"`
+	NoFile       uint64 `msgpack:"nofile" json:"nofile"`
+	NProc        uint64 `msgpack:"nproc" json:"nproc"`
+	FileSize     uint64 `msgpack:"fsize_bytes" json:"fsize_bytes"`
+}
+
+// RoleStatus answers status on the verifier and admin channels, and is part of
+// the broker's answer to agents.
+type RoleStatus struct {
+	Role     string `msgpack:"role" json:"role"`
+	Software string `msgpack:"software" json:"software"`
+	PID      int    `msgpack:"pid" json:"pid"`
+	UptimeMS int64  `msgpack:"uptime_ms" json:"uptime_ms"`
+}
+
+// BrokerStatus answers status on the agent channel.
+type BrokerStatus struct {
+	Broker   RoleStatus `msgpack:"broker" json:"broker"`
+	Verifier RoleStatus `msgpack:"verifier" json:"verifier"`
+	Mode     string     `msgpack:"mode" json:"mode"`
+	Tools    int        `msgpack:"tools" json:"tools"`
+	Calls    uint64     `msgpack:"calls" json:"calls"`
+	Tiers    []string   `msgpack:"tiers" json:"tiers"`
+	PeerUID  uint32     `msgpack:"peer_uid" json:"peer_uid"`
+}

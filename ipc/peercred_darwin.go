@@ -1,0 +1,36 @@
+package ipc
+
+import (
+	"fmt"
+	"net"
+
+	"golang.org/x/sys/unix"
+)
+
+// PeerCred reads LOCAL_PEERCRED (and LOCAL_PEERPID for logs): the credentials
+// the peer had when it connected.
+func PeerCred(nc *net.UnixConn) (Cred, error) {
+	raw, err := nc.SyscallConn()
+	if err != nil {
+		return Cred{}, err
+	}
+	var xc *unix.Xucred
+	var pid int
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		xc, serr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
+		if serr == nil {
+			pid, _ = unix.GetsockoptInt(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERPID)
+		}
+	}); err != nil {
+		return Cred{}, err
+	}
+	if serr != nil {
+		return Cred{}, fmt.Errorf("LOCAL_PEERCRED: %w", serr)
+	}
+	var gid uint32
+	if xc.Ngroups > 0 {
+		gid = xc.Groups[0]
+	}
+	return Cred{UID: xc.Uid, GID: gid, PID: int32(pid)}, nil
+}
