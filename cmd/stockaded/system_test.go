@@ -1,0 +1,235 @@
+package main
+
+// Integration tests: they build the five real binaries, start stockaded in
+// single-user mode with temporary directories and talk to it as an agent
+// would. Run them with `go test ./cmd/stockaded`.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stockade-dev/stockade/client"
+	"github.com/stockade-dev/stockade/ipc"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "stockade-bin")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		build := exec.Command("go", "build", "-o", dir, "github.com/stockade-dev/stockade/cmd/...")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building the binaries:", err)
+			return 1
+		}
+		binDir = dir
+		return m.Run()
+	}())
+}
+
+// syncBuffer collects a process's logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type system struct {
+	t       testing.TB
+	cmd     *exec.Cmd
+	runtime string
+	state   string
+	socket  string
+	logs    *syncBuffer
+	done    chan struct{}
+}
+
+// startSystem starts stockaded with config (TOML; empty: the embedded default)
+// and waits until the broker answers.
+func startSystem(t testing.TB, config string) *system {
+	t.Helper()
+	runtime, err := os.MkdirTemp("", "stk-rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	t.Cleanup(func() { os.RemoveAll(runtime) })
+	args := []string{"--single-user", "--runtime-dir", runtime, "--state-dir", state}
+	if config != "" {
+		p := filepath.Join(state, "stockade.toml")
+		if err := os.WriteFile(p, []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--config", p)
+	}
+	s := &system{t: t, runtime: runtime, state: state, socket: filepath.Join(runtime, ipc.AgentSocketName), logs: &syncBuffer{}, done: make(chan struct{})}
+	s.cmd = exec.Command(filepath.Join(binDir, "stockaded"), args...)
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("stockaded logs:\n%s", s.logs.String())
+		}
+	})
+	s.waitReady()
+	return s
+}
+
+func (s *system) waitReady() {
+	s.t.Helper()
+	end := time.Now().Add(15 * time.Second)
+	for time.Now().Before(end) {
+		c, err := client.Dial(s.socket, 0)
+		if err == nil {
+			st, err := c.Status()
+			c.Close()
+			if err == nil && st.Verifier.Software == "stockade-verifier" {
+				return
+			}
+		} else if errors.Is(err, ipc.ErrDenied) {
+			return // up, and not for us: the test wants that
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.t.Fatalf("stockaded did not become ready; logs:\n%s", s.logs.String())
+}
+
+func (s *system) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		s.t.Error("stockaded did not stop on SIGTERM")
+	}
+}
+
+func (s *system) dial() *client.Client {
+	s.t.Helper()
+	c, err := client.Dial(s.socket, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (s *system) call(req *ipc.CallRequest) (*ipc.Outcome, error) {
+	c, err := client.Dial(s.socket, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Call(req)
+}
+
+func (s *system) status() *ipc.BrokerStatus {
+	s.t.Helper()
+	st, err := s.dial().Status()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return st
+}
+
+// cli runs the stockade CLI against the system.
+func (s *system) cli(args ...string) (stdout, stderr string, code int) {
+	s.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "stockade"), args...)
+	cmd.Env = append(os.Environ(), "STOCKADE_SOCKET="+s.socket)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		s.t.Fatal(err)
+	}
+	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
+}
+
+func readPID(t testing.TB, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func waitFile(t testing.TB, path string) {
+	t.Helper()
+	end := time.Now().Add(10 * time.Second)
+	for time.Now().Before(end) {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+}
+
+func wantClass(t testing.TB, err error, c ipc.ErrorClass) {
+	t.Helper()
+	var e *ipc.Error
+	if !errors.As(err, &e) || e.Class != c {
+		t.Fatalf("got %v, want class %s", err, c)
+	}
+}
+
+// A double-forked grandchild that records its pid and sleeps, beside a child
+// that records its own and sleeps.
+const treeScript = `setsid sh -c 'echo $$ > gc.pid; exec sleep 300' & echo $$ > child.pid; sleep 300`
+
+func execCommand(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }
