@@ -120,8 +120,9 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 		return nil, ipc.Errorf(ipc.ClassInternal, "call abandoned by the broker")
 	}
 	ran := time.Since(start)
-	// The target is gone; so must be everything it started.
-	tree.kill()
+	// The target is gone; so must be everything it started. reap kills only
+	// if some process of the call remains: with no child left, no descendant
+	// is left either (orphans are reparented to us).
 	tree.reap()
 	stdout, stderr, _ := capt.result()
 
