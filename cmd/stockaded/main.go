@@ -37,6 +37,9 @@ func run(log *slog.Logger, configPath string, singleUser bool, runtimeDir, state
 	if os.Geteuid() == 0 && !singleUser {
 		return errors.New("multi-uid mode (roles under their own uids) is not implemented yet: run with --single-user")
 	}
+	if os.Geteuid() == 0 {
+		log.Warn("single-user mode as root: every role and every call runs as root, in Tier B only")
+	}
 	if runtimeDir == "" {
 		runtimeDir = ipc.DefaultRuntimeDir(false)
 	}
