@@ -92,6 +92,11 @@ func (c *Conn) Recv(timeout time.Duration) (*Message, error) {
 // into reply. A reply of kind error is returned as *Error.
 func (c *Conn) Call(id uint64, kind Kind, req, reply any, timeout time.Duration) error {
 	if err := c.Send(id, kind, req, ControlFrameMax); err != nil {
+		// A server that refused us may have closed before reading our
+		// request; its reason is then waiting to be read.
+		if m, rerr := c.Recv(time.Second); rerr == nil && m.Kind == KindError {
+			return m.Err()
+		}
 		return err
 	}
 	m, err := c.Recv(timeout)
