@@ -51,29 +51,30 @@ func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req 
 }
 
 // plan validates req against the tool's configuration and builds the spec.
-// The returned cleanup removes a scratch workspace made for the call.
+// The returned cleanup removes the directories made for the call.
 func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(), error) {
 	nop := func() {}
 	if len(req.Tool) > maxToolNameLen || len(req.RunID) > maxRunIDLen {
-		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool or run_id too long")
+		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool name over %d bytes or run_id over %d bytes", maxToolNameLen, maxRunIDLen)
 	}
 	if len(req.Args) > maxArgs {
 		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "more than %d arguments", maxArgs)
 	}
-	for _, a := range req.Args {
+	for i, a := range req.Args {
 		if len(a) > maxArgLen || strings.ContainsRune(a, 0) {
-			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "an argument is over %d bytes or contains NUL", maxArgLen)
+			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "argument %d is over %d bytes or contains NUL", i+1, maxArgLen)
 		}
 	}
 	if req.Input != "" {
 		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "process tools take no input document")
 	}
 	var (
-		path   string
-		argv   []string
-		env    = map[string]string{}
-		limits = s.cfg.Defaults
-		tier   = "B"
+		path      string
+		argv      []string
+		agentArgs []string
+		env       = map[string]string{}
+		limits    Limits
+		iso       *Isolation
 	)
 	if req.Tool == ProcessRunTool {
 		if len(req.Args) == 0 {
@@ -86,7 +87,8 @@ func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(
 			}
 			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "%v", err)
 		}
-		path, argv = p, append([]string(nil), req.Args...)
+		path, argv, agentArgs = p, append([]string(nil), req.Args...), req.Args[1:]
+		limits, iso = s.cfg.Run.Limits, &s.cfg.Run.Isolation
 	} else {
 		t, ok := s.tools[req.Tool]
 		if !ok {
@@ -97,13 +99,29 @@ func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(
 		}
 		path = t.Command
 		argv = append(append([]string{filepath.Base(t.Command)}, t.Args...), req.Args...)
+		agentArgs = req.Args
 		if len(argv) > maxArgs+1 {
 			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "more than %d arguments", maxArgs)
 		}
 		for k, v := range t.Env {
 			env[k] = v
 		}
-		limits, tier = t.Limits, t.Tier
+		limits, iso = t.Limits, &t.Isolation
+	}
+	if isInterpreter(path) && !iso.AllowInterpreters {
+		return nil, nop, ipc.Errorf(ipc.ClassDenied, "%s is an interpreter or launcher, which this tool may not run", filepath.Base(path))
+	}
+	egress := false
+	switch iso.Egress {
+	case EgressPreflight:
+		if err := preflight(agentArgs, iso.EgressAllow); err != nil {
+			return nil, nop, err
+		}
+		egress = true
+	case EgressStrict:
+		if len(iso.EgressAllow) > 0 {
+			return nil, nop, ipc.Errorf(ipc.ClassSandboxUnavailable, "strict egress to named hosts needs the egress proxy, which this host does not have")
+		}
 	}
 	timeout := time.Duration(limits.Timeout)
 	if req.TimeoutMS < 0 || req.MaxOutput < 0 {
@@ -116,53 +134,75 @@ func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(
 	if req.MaxOutput > 0 {
 		maxOutput = min(maxOutput, req.MaxOutput)
 	}
-	dir, cleanup, err := s.workspace(callID, req.Workspace)
+	dir, tmp, cleanup, err := s.workspace(callID, req.Workspace)
 	if err != nil {
+		return nil, nop, err
+	}
+	if err := scopeArgs(agentArgs, dir); err != nil {
+		cleanup()
 		return nil, nop, err
 	}
 	env["PATH"] = strings.Join(trustedPath, ":")
 	env["LANG"], env["LC_ALL"] = "C", "C"
-	env["HOME"], env["TMPDIR"] = dir, dir
+	env["HOME"], env["TMPDIR"] = dir, tmp
 	spec := &ipc.ExecSpec{
-		CallID: callID, Path: path, Argv: argv, Env: sortedEnv(env), Dir: dir, Tier: tier,
-		TimeoutMS: timeout.Milliseconds(), MaxOutput: maxOutput,
+		CallID: callID, Path: path, Argv: argv, Env: sortedEnv(env), Dir: dir, Tier: iso.Tier,
+		TimeoutMS: timeout.Milliseconds(), MaxOutput: maxOutput, Egress: egress,
 		Limits: ipc.Rlimits{
 			CPUSeconds: limits.CPUSeconds, AddressSpace: limits.AddressSpace,
 			NoFile: limits.NoFile, NProc: limits.NProc, FileSize: limits.FileSize,
 		},
 	}
+	if iso.Tier == "C" {
+		spec.Sandbox = sandboxFor(iso, path, dir, tmp, egress)
+	}
 	return spec, cleanup, nil
 }
 
-// workspace returns the call's working directory: the agent's, which must be
-// an existing directory given as an absolute path (resolved through
-// symlinks), or a fresh scratch directory removed after the call.
-func (s *Server) workspace(callID, asked string) (string, func(), error) {
-	if asked != "" {
-		if len(asked) > maxWorkspaceLen || !filepath.IsAbs(asked) {
-			return "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace must be an absolute path")
-		}
-		real, err := filepath.EvalSymlinks(asked)
-		if err != nil {
-			return "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace %s does not exist", asked)
-		}
-		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-			return "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace %s is not a directory", asked)
-		}
-		return real, func() {}, nil
+// workspace returns the call's working directory and private temporary
+// directory. The working directory is the agent's, which must be an existing
+// directory given as an absolute path (resolved through symlinks), or a fresh
+// scratch directory; both scratch directories are removed after the call.
+func (s *Server) workspace(callID, asked string) (dir, tmp string, cleanup func(), err error) {
+	base := filepath.Join(s.stateDir, "work", callID)
+	if err := os.MkdirAll(filepath.Dir(base), 0o700); err != nil {
+		return "", "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
 	}
-	dir := filepath.Join(s.stateDir, "work", callID)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
+	if err := os.Mkdir(base, 0o700); err != nil {
+		return "", "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
-	}
-	return dir, func() {
-		if err := os.RemoveAll(dir); err != nil {
-			s.log.Warn("removing workspace", "call_id", callID, "err", err)
+	cleanup = func() {
+		if err := os.RemoveAll(base); err != nil {
+			s.log.Warn("removing call directories", "call_id", callID, "err", err)
 		}
-	}, nil
+	}
+	tmp = filepath.Join(base, "tmp")
+	dir = filepath.Join(base, "ws")
+	for _, d := range []string{tmp, dir} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			cleanup()
+			return "", "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
+		}
+	}
+	if asked == "" {
+		return dir, tmp, cleanup, nil
+	}
+	if len(asked) > maxWorkspaceLen || !filepath.IsAbs(asked) {
+		cleanup()
+		return "", "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace must be an absolute path of at most %d bytes", maxWorkspaceLen)
+	}
+	real, err := filepath.EvalSymlinks(asked)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(real); err == nil && !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+	}
+	if err != nil {
+		cleanup()
+		return "", "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace %s is not an existing directory", asked)
+	}
+	return real, tmp, cleanup, nil
 }
 
 // execute gets an executor, hands it the spec and waits for the outcome.

@@ -47,8 +47,43 @@ type Config struct {
 	OutputFrameMax int `toml:"output_frame_max"`
 	// Defaults apply to every tool that does not set its own.
 	Defaults Limits `toml:"defaults"`
+	// Run configures the built-in process.run tool (ad-hoc commands).
+	Run RunConfig `toml:"run"`
 	// Tools are the configured tools. process.run is always present.
 	Tools []ToolConfig `toml:"tool"`
+}
+
+// Isolation is how a tool's calls are confined. It is shared by configured
+// tools and by process.run.
+type Isolation struct {
+	// Tier is "C" (Landlock, seccomp, bubblewrap when usable; the default)
+	// or "B" (rlimits, no_new_privs, seccomp, cleared environment).
+	Tier string `toml:"tier"`
+	// Egress is "none" (default), "preflight" (hosts named in arguments must
+	// match EgressAllow; advisory: the kernel does not enforce it) or
+	// "strict" (the kernel enforces it; with a host allow-list the call is
+	// refused until the egress proxy exists).
+	Egress      string   `toml:"egress"`
+	EgressAllow []string `toml:"egress_allow"`
+	// Bwrap is "auto" (default: use bubblewrap when it works here),
+	// "required" or "off".
+	Bwrap string `toml:"bwrap"`
+	// LandlockMinABI is the lowest Landlock ABI the tool accepts (default 6:
+	// signal and abstract-socket scoping). A host below it refuses the call.
+	LandlockMinABI int `toml:"landlock_min_abi"`
+	// Workspace is "rw" (default) or "ro".
+	Workspace string `toml:"workspace"`
+	// ReadOnly lists extra paths the target may read (Tier C).
+	ReadOnly []string `toml:"read_only"`
+	// AllowInterpreters lets the tool run shells, script interpreters and
+	// launchers (matched on the resolved executable).
+	AllowInterpreters bool `toml:"allow_interpreters"`
+}
+
+// RunConfig configures process.run.
+type RunConfig struct {
+	Isolation
+	Limits Limits `toml:"limits"`
 }
 
 // Limits of one call. Zero means "inherit": from the tool's config, then
@@ -84,10 +119,11 @@ type ToolConfig struct {
 	Args []string `toml:"args"`
 	// AllowArgs lets the agent append arguments.
 	AllowArgs bool `toml:"allow_args"`
-	// Env is added to the target's cleared environment.
+	// Env is added to the target's cleared environment. Names that make the
+	// loader or an interpreter run other code (LD_*, PYTHONPATH, ...) are
+	// refused.
 	Env map[string]string `toml:"env"`
-	// Tier is "B" for now ("C" comes with the sandboxing work).
-	Tier   string `toml:"tier"`
+	Isolation
 	Limits Limits `toml:"limits"`
 }
 
@@ -170,6 +206,13 @@ func (c *Config) validate() error {
 	if err := c.checkLimits("defaults", c.Defaults); err != nil {
 		return err
 	}
+	if err := c.Run.Isolation.validate(); err != nil {
+		return fmt.Errorf("run: %v", err)
+	}
+	c.Run.Limits = c.Run.Limits.over(c.Defaults)
+	if err := c.checkLimits("run", c.Run.Limits); err != nil {
+		return err
+	}
 	seen := map[string]bool{ProcessRunTool: true}
 	for i := range c.Tools {
 		t := &c.Tools[i]
@@ -183,11 +226,8 @@ func (c *Config) validate() error {
 		if t.Kind != "process" {
 			return fmt.Errorf("tool %q: kind %q: only \"process\" is supported", t.Name, t.Kind)
 		}
-		if t.Tier == "" {
-			t.Tier = "B"
-		}
-		if t.Tier != "B" {
-			return fmt.Errorf("tool %q: tier %q is not available", t.Name, t.Tier)
+		if err := t.Isolation.validate(); err != nil {
+			return fmt.Errorf("tool %q: %v", t.Name, err)
 		}
 		if !filepath.IsAbs(t.Command) {
 			return fmt.Errorf("tool %q: command %q must be an absolute path", t.Name, t.Command)
@@ -197,6 +237,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("tool %q: %v", t.Name, err)
 		}
 		t.Command = resolved
+		if isInterpreter(resolved) && !t.AllowInterpreters {
+			return fmt.Errorf("tool %q: %s is an interpreter or launcher; set allow_interpreters to run it", t.Name, resolved)
+		}
 		for k, v := range t.Env {
 			if err := validEnv(k, v); err != nil {
 				return fmt.Errorf("tool %q: %v", t.Name, err)
@@ -264,5 +307,60 @@ func validEnv(k, v string) error {
 	if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
 		return fmt.Errorf("env %q: invalid name or value", k)
 	}
+	if dangerousEnv.MatchString(k) {
+		return fmt.Errorf("env %q: may not be set for a target", k)
+	}
 	return nil
 }
+
+// validate fills defaults and checks one Isolation.
+func (i *Isolation) validate() error {
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&i.Tier, "C")
+	def(&i.Egress, EgressNone)
+	def(&i.Bwrap, "auto")
+	def(&i.Workspace, "rw")
+	if i.LandlockMinABI == 0 {
+		i.LandlockMinABI = 6
+	}
+	switch {
+	case i.Tier != "B" && i.Tier != "C":
+		return fmt.Errorf("tier %q: \"B\" or \"C\"", i.Tier)
+	case i.Egress != EgressNone && i.Egress != EgressPreflight && i.Egress != EgressStrict:
+		return fmt.Errorf("egress %q: none, preflight or strict", i.Egress)
+	case i.Bwrap != "auto" && i.Bwrap != "required" && i.Bwrap != "off":
+		return fmt.Errorf("bwrap %q: auto, required or off", i.Bwrap)
+	case i.Workspace != "rw" && i.Workspace != "ro":
+		return fmt.Errorf("workspace %q: rw or ro", i.Workspace)
+	case i.LandlockMinABI < 1 || i.LandlockMinABI > maxKnownLandlockABI:
+		return fmt.Errorf("landlock_min_abi %d: 1 to %d", i.LandlockMinABI, maxKnownLandlockABI)
+	case i.Egress == EgressPreflight && len(i.EgressAllow) == 0:
+		return errors.New("egress preflight needs egress_allow")
+	case i.Tier == "B" && i.Egress == EgressStrict:
+		return errors.New("egress strict needs tier C: Tier B cannot enforce it")
+	}
+	for j, h := range i.EgressAllow {
+		i.EgressAllow[j] = canonicalHost(h)
+		if i.EgressAllow[j] == "" || strings.ContainsAny(h, "/ ") {
+			return fmt.Errorf("egress_allow %q: a host name, IP or .suffix", h)
+		}
+	}
+	for j, p := range i.ReadOnly {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("read_only %q: must be absolute", p)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return fmt.Errorf("read_only %q: %v", p, err)
+		}
+		i.ReadOnly[j] = real
+	}
+	return nil
+}
+
+// maxKnownLandlockABI is the highest Landlock ABI a tool may ask for.
+const maxKnownLandlockABI = 7

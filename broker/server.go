@@ -28,6 +28,8 @@ type Options struct {
 	StateDir string
 	// Spawn is the supervisor's spawn channel.
 	Spawn *net.UnixConn
+	// ExecutorPath is the executor binary (see Server.executorPath).
+	ExecutorPath string
 }
 
 // Server is the broker.
@@ -41,18 +43,22 @@ type Server struct {
 	limiter  *ipc.ConnLimiter
 	spawner  *Spawner
 	verifier *verifierLink
-	started  time.Time
-	calls    atomic.Uint64
-	wg       sync.WaitGroup
+	// executorPath is stockade-exec's path: agents descending from it are
+	// processes of a call and are refused.
+	executorPath string
+	started      time.Time
+	calls        atomic.Uint64
+	wg           sync.WaitGroup
 }
 
 // New builds a Server and starts reading the spawn channel.
 func New(o Options) *Server {
 	s := &Server{
 		log: o.Log, cfg: o.Config, mode: o.Mode, stateDir: o.StateDir,
-		tools:   make(map[string]*ToolConfig),
-		limiter: ipc.NewConnLimiter(o.Config.MaxConnsPerUID),
-		started: time.Now(),
+		tools:        make(map[string]*ToolConfig),
+		limiter:      ipc.NewConnLimiter(o.Config.MaxConnsPerUID),
+		started:      time.Now(),
+		executorPath: o.ExecutorPath,
 	}
 	for i := range o.Config.Tools {
 		s.tools[o.Config.Tools[i].Name] = &o.Config.Tools[i]
@@ -113,6 +119,11 @@ func (s *Server) serveAgent(ctx context.Context, nc *net.UnixConn) {
 	defer c.Close()
 	peer := c.Peer()
 	log := s.log.With("peer_uid", peer.UID, "peer_pid", peer.PID)
+	if s.executorPath != "" && ipc.DescendsFrom(peer.PID, s.executorPath) {
+		log.Warn("refused agent: a process of a call")
+		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "processes of a call may not call the broker"))
+		return
+	}
 	if !slices.Contains(s.agents, peer.UID) {
 		log.Warn("refused agent: uid not allowed")
 		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "uid %d may not call this broker", peer.UID))

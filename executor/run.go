@@ -89,8 +89,20 @@ func checkSpec(s *ipc.ExecSpec) error {
 		return ipc.Errorf(ipc.ClassInvalidInput, "workspace must be absolute")
 	case s.TimeoutMS <= 0 || s.MaxOutput <= 0:
 		return ipc.Errorf(ipc.ClassInvalidInput, "timeout and max_output must be positive")
-	case s.Tier != "B":
+	case s.Tier == "B" && s.Sandbox != nil, s.Tier == "C" && s.Sandbox == nil:
+		return ipc.Errorf(ipc.ClassInvalidInput, "tier %q with a sandbox spec that does not match it", s.Tier)
+	case s.Tier != "B" && s.Tier != "C":
 		return ipc.Errorf(ipc.ClassSandboxUnavailable, "tier %q is not available", s.Tier)
+	}
+	if sb := s.Sandbox; sb != nil {
+		if sb.Bwrap != "off" && sb.Bwrap != "auto" && sb.Bwrap != "required" {
+			return ipc.Errorf(ipc.ClassInvalidInput, "bwrap must be off, auto or required")
+		}
+		for _, p := range append(append([]string{}, sb.ReadOnly...), sb.ReadWrite...) {
+			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+				return ipc.Errorf(ipc.ClassInvalidInput, "sandbox paths must be absolute and clean")
+			}
+		}
 	}
 	for _, e := range s.Env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {

@@ -29,33 +29,43 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 	if err != nil {
 		return nil, fmt.Errorf("own executable: %w", err)
 	}
+	plan, receipt, err := decide(spec)
+	if err != nil {
+		return nil, err
+	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	mine, theirs := os.NewFile(uintptr(pair[0]), "stage"), os.NewFile(uintptr(pair[1]), "stage2")
 	defer mine.Close()
+	var toClose []*os.File
+	closeAll := func() {
+		for _, f := range toClose {
+			f.Close()
+		}
+		toClose = nil
+	}
+	defer closeAll()
+	toClose = append(toClose, theirs)
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		theirs.Close()
 		return nil, err
 	}
+	toClose = append(toClose, outW)
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		theirs.Close()
 		outR.Close()
-		outW.Close()
 		return nil, err
 	}
+	toClose = append(toClose, errW)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		theirs.Close()
 		outR.Close()
-		outW.Close()
 		errR.Close()
-		errW.Close()
 		return nil, err
 	}
+	toClose = append(toClose, devnull)
 	cmd := &exec.Cmd{
 		Path:       self,
 		Args:       []string{"stockade-exec", Stage2Arg},
@@ -70,12 +80,22 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 			Pdeathsig: syscall.SIGKILL,
 		},
 	}
+	if receipt.Backend == "bwrap" {
+		// bwrap installs the filter from fd 4 just before it execs stage 2.
+		filter, err := filterPipe(receipt.Seccomp)
+		if err != nil {
+			outR.Close()
+			errR.Close()
+			return nil, err
+		}
+		toClose = append(toClose, filter)
+		cmd.Path = bwrapPath
+		cmd.Args = append([]string{"bwrap"}, bwrapArgs(spec.Sandbox, spec.Egress, self, spec.Dir, 4)...)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, filter)
+	}
 	start := time.Now()
 	err = cmd.Start()
-	theirs.Close()
-	outW.Close()
-	errW.Close()
-	devnull.Close()
+	closeAll()
 	if err != nil {
 		outR.Close()
 		errR.Close()
@@ -89,7 +109,8 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 	capt.drain(outR, false)
 	capt.drain(errR, true)
 
-	if err := handOver(mine, spec); err != nil {
+	rep, err := handOver(mine, plan)
+	if err != nil {
 		tree.kill()
 		_, _ = cmd.Process.Wait()
 		tree.reap()
@@ -120,6 +141,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 		return nil, ipc.Errorf(ipc.ClassInternal, "call abandoned by the broker")
 	}
 	ran := time.Since(start)
+	receipt.LandlockABI = rep.LandlockABI
 	// The target is gone; so must be everything it started. reap kills only
 	// if some process of the call remains: with no child left, no descendant
 	// is left either (orphans are reparented to us).
@@ -129,7 +151,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 	out := &ipc.Outcome{
 		Stdout: stdout, Stderr: stderr, Truncated: quotaHit,
 		Durations: ipc.Durations{Run: ran.Microseconds()},
-		Enforced:  []string{"rlimits", "no_new_privs", "own_session", "subreaper", "cleared_env"},
+		Sandbox:   receipt,
 	}
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil {
 		out.Usage = ipc.Usage{
@@ -164,28 +186,112 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 	return out, nil
 }
 
-// handOver sends the spec to stage 2 and waits for its verdict: the socket
-// closing without a word means the target was exec'd (the socket is
-// close-on-exec); an error frame means stage 2 could not run it.
-func handOver(f *os.File, spec *ipc.ExecSpec) error {
-	b, err := ipc.EncodeEnvelope(0, ipc.KindExec, spec)
+// handOver sends the plan to stage 2 and waits for its verdict: a report of
+// what it enforced followed by the socket closing (the target was exec'd: the
+// socket is close-on-exec), or an error frame.
+func handOver(f *os.File, plan *stagePlan) (stageReport, error) {
+	var rep stageReport
+	b, err := ipc.EncodeEnvelope(0, ipc.KindExec, plan)
 	if err != nil {
-		return err
+		return rep, err
 	}
 	if err := ipc.WriteFrame(f, b, ipc.ControlFrameMax); err != nil {
-		return ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage did not take the spec")
+		return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage did not take the plan")
 	}
 	_ = f.SetReadDeadline(time.Now().Add(10 * time.Second))
-	body, err := ipc.ReadFrame(f, ipc.ControlFrameMax)
-	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage did not answer")
+	reported := false
+	for {
+		body, err := ipc.ReadFrame(f, ipc.ControlFrameMax)
+		if err != nil {
+			switch {
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage did not answer")
+			case !reported:
+				// Closed without a report: stage 2 (or bwrap) died before
+				// confining the target.
+				return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage failed before running the target")
+			}
+			return rep, nil // EOF after the report: exec'd
 		}
-		return nil // EOF: exec'd
+		m, err := ipc.DecodeEnvelope(body)
+		if err != nil {
+			return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage sent garbage")
+		}
+		switch {
+		case m.Kind == ipc.KindError:
+			return rep, m.Err()
+		case m.Kind == ipc.KindStatus && !reported:
+			if err := m.Decode(&rep); err != nil {
+				return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage sent garbage")
+			}
+			reported = true
+		default:
+			return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage sent garbage")
+		}
 	}
-	m, err := ipc.DecodeEnvelope(body)
-	if err != nil || m.Kind != ipc.KindError {
-		return ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage sent garbage")
+}
+
+// decide turns a spec into stage 2's plan and the receipt of what will be
+// enforced, refusing (sandbox_unavailable) what this host cannot give: a
+// Landlock ABI below the call's minimum, or bwrap required but unusable.
+func decide(spec *ipc.ExecSpec) (*stagePlan, ipc.Receipt, error) {
+	r := ipc.Receipt{
+		Tier: spec.Tier, Backend: "native", Seccomp: "executor", Namespaces: []string{},
+		Layers: []string{"rlimits", "no_new_privs", "cleared_env", "own_session", "subreaper", "closed_fds"},
 	}
-	return m.Err()
+	if !spec.Egress {
+		r.Seccomp = "executor-nonet"
+	}
+	sb := spec.Sandbox
+	if sb != nil {
+		host := LandlockABI()
+		if host == 0 || host < sb.MinLandlockABI {
+			return nil, r, ipc.Errorf(ipc.ClassSandboxUnavailable, "Landlock ABI %d here, the call needs %d", host, max(sb.MinLandlockABI, 1))
+		}
+		if sb.Bwrap != "off" {
+			version, ok := bwrapUsable()
+			switch {
+			case ok:
+				r.Backend, r.BwrapVersion = "bwrap", version
+				r.Namespaces = []string{"user", "pid", "ipc", "uts", "cgroup", "mount"}
+				if !spec.Egress {
+					r.Namespaces = append(r.Namespaces, "net")
+				}
+			case sb.Bwrap == "required":
+				return nil, r, ipc.Errorf(ipc.ClassSandboxUnavailable, "bubblewrap is required and not usable here")
+			}
+		}
+		r.Layers = append(r.Layers, "landlock")
+	}
+	prog, err := compileProfile(r.Seccomp)
+	if err != nil {
+		return nil, r, ipc.Errorf(ipc.ClassSandboxUnavailable, "seccomp profile %s: %v", r.Seccomp, err)
+	}
+	r.SeccompDigest = prog.Digest()
+	plan := &stagePlan{Spec: *spec, Seccomp: r.Seccomp}
+	if r.Backend == "bwrap" {
+		plan.Seccomp = "" // bwrap installs it
+	}
+	return plan, r, nil
+}
+
+// filterPipe returns the read end of a pipe holding the compiled profile, for
+// bwrap's --seccomp.
+func filterPipe(name string) (*os.File, error) {
+	prog, err := compileProfile(name)
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	// A program is at most a few thousand 8-byte instructions: it fits the
+	// pipe's buffer, so this write does not block.
+	if _, err := w.Write(prog.Bytes()); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }

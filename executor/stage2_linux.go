@@ -1,33 +1,55 @@
 package executor
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/ipc"
+	"github.com/stockade-dev/stockade/seccomp"
 )
 
-// Stage2 is the second stage: it reads the spec that stage 1 writes on fd 3,
+// stagePlan is what stage 1 tells stage 2: the spec, and how stage 1 decided
+// to apply it. It travels only between the two stages of one executor.
+type stagePlan struct {
+	Spec ipc.ExecSpec `msgpack:"spec"`
+	// Seccomp names the profile stage 2 installs; empty when bwrap installed
+	// it already (--seccomp FD).
+	Seccomp string `msgpack:"seccomp"`
+}
+
+// stageReport is what stage 2 tells stage 1 just before exec: what it
+// enforced. Stage 1 then reads EOF (exec'd) or an error.
+type stageReport struct {
+	LandlockABI int `msgpack:"landlock_abi"`
+}
+
+// Stage2 is the second stage: it reads the plan that stage 1 writes on fd 3,
 // confines itself and execs the target. It returns only on failure, with the
 // exit status to use, after telling stage 1 why on fd 3.
 //
 // The order is fixed, each step needing the ones before:
 //  1. every descriptor above 2 close-on-exec (fd 3 included, so stage 1
 //     reads EOF once the target runs, and the target inherits nothing);
-//  2. argv and envp built, so nothing allocates after the limits;
-//  3. rlimits, RLIMIT_AS last (the Go runtime must not run under it);
-//  4. PR_SET_NO_NEW_PRIVS: no setuid gain, and the precondition for an
-//     unprivileged seccomp filter;
-//  5. (Tier C) Landlock, then seccomp — seccomp last because it may deny the
-//     calls the earlier steps make;
-//  6. execve.
+//  2. argv, envp and the frames for stage 1 built, so that nothing allocates
+//     after the address-space limit;
+//  3. rlimits — all but RLIMIT_AS, which the Go runtime cannot live under
+//     (it has reserved more address space than a target's limit);
+//  4. PR_SET_NO_NEW_PRIVS: no setuid gain, and the precondition for Landlock
+//     and seccomp without privilege;
+//  5. Landlock (Tier C): files, TCP, signal and abstract-socket scopes, on
+//     every thread;
+//  6. seccomp, last of the filters because it may deny calls the earlier
+//     steps make (unless bwrap installed it before starting this stage);
+//  7. RLIMIT_AS, then execve.
 func Stage2() int {
 	f := os.NewFile(3, "stage")
-	spec, err := readStageSpec(f)
+	plan, err := readStagePlan(f)
 	if err != nil {
-		return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage could not read its spec"))
+		return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage could not read its plan"))
 	}
+	spec := &plan.Spec
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "cannot close inherited descriptors"))
 	}
@@ -35,12 +57,23 @@ func Stage2() int {
 	if err != nil {
 		return stageFail(f, ipc.Errorf(ipc.ClassInvalidInput, "argument or environment holds NUL"))
 	}
-	// Written now: after RLIMIT_AS nothing may allocate.
+	var prog *seccomp.Program
+	if plan.Seccomp != "" {
+		if prog, err = compileProfile(plan.Seccomp); err != nil {
+			return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "seccomp profile %s: %v", plan.Seccomp, err))
+		}
+	}
+	expectABI := 0
+	if spec.Sandbox != nil {
+		expectABI = min(LandlockABI(), maxLandlockABI)
+	}
+	report, _ := ipc.EncodeEnvelope(0, ipc.KindStatus, stageReport{LandlockABI: expectABI})
+	report = ipc.AppendFrame(nil, report)
 	execFailed, _ := ipc.EncodeEnvelope(0, ipc.KindError, ipc.Errorf(ipc.ClassFailed, "cannot execute %s", spec.Argv[0]))
 	execFailed = ipc.AppendFrame(nil, execFailed)
 
 	l := spec.Limits
-	limits := []struct {
+	for _, r := range []struct {
 		res      int
 		cur, max uint64
 	}{
@@ -50,9 +83,7 @@ func Stage2() int {
 		{unix.RLIMIT_FSIZE, l.FileSize, l.FileSize},
 		// SIGXCPU at the soft limit, SIGKILL a second later.
 		{unix.RLIMIT_CPU, l.CPUSeconds, l.CPUSeconds + 1},
-		{unix.RLIMIT_AS, l.AddressSpace, l.AddressSpace},
-	}
-	for _, r := range limits {
+	} {
 		if r.cur == 0 && r.res != unix.RLIMIT_CORE {
 			continue // zero: not configured
 		}
@@ -61,7 +92,29 @@ func Stage2() int {
 		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		_, _ = f.Write(execFailed)
+		return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "cannot set no_new_privs"))
+	}
+	if spec.Sandbox != nil {
+		abi, err := applyLandlock(spec.Sandbox, spec.Egress)
+		if err != nil {
+			return stageFail(f, asError(err))
+		}
+		if abi != expectABI {
+			return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "Landlock enforced ABI %d, expected %d", abi, expectABI))
+		}
+	}
+	if prog != nil {
+		if err := seccomp.Install(prog); err != nil {
+			return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "seccomp: %v", err))
+		}
+	}
+	if l.AddressSpace != 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: l.AddressSpace, Max: l.AddressSpace}); err != nil {
+			_, _ = f.Write(execFailed)
+			return 126
+		}
+	}
+	if _, err := f.Write(report); err != nil {
 		return 126
 	}
 	_ = ex.exec()
@@ -69,7 +122,15 @@ func Stage2() int {
 	return 127
 }
 
-func readStageSpec(f *os.File) (*ipc.ExecSpec, error) {
+func compileProfile(name string) (*seccomp.Program, error) {
+	p, err := seccomp.Named(name)
+	if err != nil {
+		return nil, err
+	}
+	return p.Compile(seccomp.NativeArch())
+}
+
+func readStagePlan(f *os.File) (*stagePlan, error) {
 	body, err := ipc.ReadFrame(f, ipc.ControlFrameMax)
 	if err != nil {
 		return nil, err
@@ -78,14 +139,23 @@ func readStageSpec(f *os.File) (*ipc.ExecSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	var spec ipc.ExecSpec
-	if err := m.Decode(&spec); err != nil {
+	var plan stagePlan
+	if err := m.Decode(&plan); err != nil {
 		return nil, err
 	}
-	if err := checkSpec(&spec); err != nil {
+	if err := checkSpec(&plan.Spec); err != nil {
 		return nil, err
 	}
-	return &spec, nil
+	return &plan, nil
+}
+
+// asError keeps an *ipc.Error's class; any other error is internal.
+func asError(err error) *ipc.Error {
+	var e *ipc.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return ipc.Errorf(ipc.ClassInternal, "%v", err)
 }
 
 func stageFail(f *os.File, e *ipc.Error) int {

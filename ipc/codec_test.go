@@ -18,7 +18,7 @@ func sampleMessages() []sample {
 		{KindListTools, &Empty{}, func() any { return &Empty{} }},
 		{KindListTools, &ToolList{Tools: []ToolInfo{{Name: "echo", Kind: "process", Tier: "B", Args: true}}}, func() any { return &ToolList{} }},
 		{KindCall, &CallRequest{RunID: "r1", Tool: "process.run", Args: []string{"/bin/echo", "hi"}, Workspace: "/tmp", TimeoutMS: 1000, MaxOutput: 10}, func() any { return &CallRequest{} }},
-		{KindCall, &Outcome{CallID: "c", Tool: "echo", Tier: "B", Status: StatusOK, Stdout: []byte("hi\n"), Stderr: []byte{}, Enforced: []string{"rlimits"}}, func() any { return &Outcome{} }},
+		{KindCall, &Outcome{CallID: "c", Tool: "echo", Tier: "B", Status: StatusOK, Stdout: []byte("hi\n"), Stderr: []byte{}, Sandbox: Receipt{Tier: "B", Backend: "native", Namespaces: []string{}, Layers: []string{"rlimits"}}}, func() any { return &Outcome{} }},
 		{KindExec, &ExecSpec{CallID: "c", Path: "/bin/echo", Argv: []string{"echo"}, Env: []string{"A=b"}, Dir: "/tmp", Tier: "B", TimeoutMS: 1, MaxOutput: 1, Limits: Rlimits{CPUSeconds: 1}}, func() any { return &ExecSpec{} }},
 		{KindStatus, &BrokerStatus{Mode: "single-user", Tiers: []string{"B"}}, func() any { return &BrokerStatus{} }},
 		{KindStatus, &RoleStatus{Role: "verifier", PID: 3}, func() any { return &RoleStatus{} }},

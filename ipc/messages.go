@@ -131,8 +131,29 @@ type Outcome struct {
 	Truncated bool      `msgpack:"truncated" json:"truncated"`
 	Usage     Usage     `msgpack:"usage" json:"usage"`
 	Durations Durations `msgpack:"durations" json:"durations"`
-	// Enforced lists the sandbox layers the executor actually applied.
-	Enforced []string `msgpack:"enforced" json:"enforced"`
+	// Sandbox says which layers the executor actually enforced.
+	Sandbox Receipt `msgpack:"sandbox" json:"sandbox"`
+}
+
+// Receipt is the enforcement receipt of a call: what the executor actually
+// applied, not what was asked. The attestation carries it.
+type Receipt struct {
+	Tier string `msgpack:"tier" json:"tier"`
+	// Backend is "native" (Tier B, or Tier C without namespaces) or "bwrap".
+	Backend string `msgpack:"backend" json:"backend"`
+	// LandlockABI is the Landlock ABI enforced, 0 when none.
+	LandlockABI int `msgpack:"landlock_abi" json:"landlock_abi"`
+	// Seccomp names the profile installed and the digest of its program.
+	Seccomp       string `msgpack:"seccomp" json:"seccomp"`
+	SeccompDigest string `msgpack:"seccomp_digest" json:"seccomp_digest"`
+	// Namespaces lists the namespaces the target runs in (bwrap).
+	Namespaces []string `msgpack:"namespaces" json:"namespaces"`
+	// BwrapVersion is bubblewrap's version when it was used.
+	BwrapVersion string `msgpack:"bwrap_version,omitempty" json:"bwrap_version,omitempty"`
+	// Cgroup is the call's cgroup, when the host allowed one.
+	Cgroup string `msgpack:"cgroup,omitempty" json:"cgroup,omitempty"`
+	// Layers lists every other layer: rlimits, no_new_privs, cleared_env, ...
+	Layers []string `msgpack:"layers" json:"layers"`
 }
 
 // Usage is what the target consumed, from wait4's rusage.
@@ -167,6 +188,26 @@ type ExecSpec struct {
 	TimeoutMS int64    `msgpack:"timeout_ms" json:"timeout_ms"`
 	MaxOutput int64    `msgpack:"max_output" json:"max_output"`
 	Limits    Rlimits  `msgpack:"limits" json:"limits"`
+	// Egress allows the network. Without it seccomp refuses every socket
+	// but AF_UNIX (both tiers), Landlock denies TCP (Tier C, ABI 4+), and
+	// bwrap gives the target an empty network namespace.
+	Egress bool `msgpack:"egress" json:"egress"`
+	// Sandbox is what Tier C adds; nil in Tier B.
+	Sandbox *SandboxSpec `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
+}
+
+// SandboxSpec is Tier C's isolation for one call. Paths are absolute and
+// resolved by the broker; the executor applies them as given.
+type SandboxSpec struct {
+	// MinLandlockABI is the lowest Landlock ABI the call accepts; a host
+	// below it refuses the call (sandbox_unavailable), never runs it weaker.
+	MinLandlockABI int `msgpack:"min_landlock_abi" json:"min_landlock_abi"`
+	// ReadOnly and ReadWrite list what the target may read (and execute) and
+	// what it may also write: directories and files.
+	ReadOnly  []string `msgpack:"read_only" json:"read_only"`
+	ReadWrite []string `msgpack:"read_write" json:"read_write"`
+	// Bwrap is "off", "auto" (use it when it works here) or "required".
+	Bwrap string `msgpack:"bwrap" json:"bwrap"`
 }
 
 // Rlimits the executor sets on the target (hard and soft alike). Core dumps are

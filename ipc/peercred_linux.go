@@ -1,8 +1,12 @@
 package ipc
 
 import (
+	"bytes"
 	"fmt"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,4 +29,40 @@ func PeerCred(nc *net.UnixConn) (Cred, error) {
 		return Cred{}, fmt.Errorf("SO_PEERCRED: %w", serr)
 	}
 	return Cred{UID: uc.Uid, GID: uc.Gid, PID: uc.Pid}, nil
+}
+
+// DescendsFrom reports whether process pid, or any of its ancestors, runs the
+// executable at path (compared by /proc/PID/exe). The broker and the verifier
+// use it to refuse connections from the processes of a call, whose ancestor
+// is always an executor (a child subreaper): in single-user mode they share
+// the caller's uid, so the uid alone cannot tell them apart. A process whose
+// ancestry cannot be read is reported as descending, so the check fails
+// closed.
+func DescendsFrom(pid int32, path string) bool {
+	for hops := 0; pid > 1 && hops < 128; hops++ {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err == nil && exe == path {
+			return true
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			// Gone or unreadable: a process of a call could connect, hand the
+			// socket to its child and exit before this check. Refuse.
+			return true
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			return true
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			return true
+		}
+		ppid, err := strconv.Atoi(f[1])
+		if err != nil {
+			return true
+		}
+		pid = int32(ppid)
+	}
+	return false
 }

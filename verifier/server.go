@@ -21,14 +21,18 @@ const Software = "stockade-verifier"
 type Server struct {
 	log     *slog.Logger
 	admins  []uint32
+	// executorPath is stockade-exec's path: processes of a call (they
+	// descend from an executor) are refused on admin.sock.
+	executorPath string
 	limiter *ipc.ConnLimiter
 	started time.Time
 	wg      sync.WaitGroup
 }
 
-// New returns a verifier that lets admins (by uid) use admin.sock.
-func New(log *slog.Logger, admins []uint32) *Server {
-	return &Server{log: log, admins: admins, limiter: ipc.NewConnLimiter(8), started: time.Now()}
+// New returns a verifier that lets admins (by uid) use admin.sock, refusing
+// processes that descend from executorPath ("" disables that check).
+func New(log *slog.Logger, admins []uint32, executorPath string) *Server {
+	return &Server{log: log, admins: admins, executorPath: executorPath, limiter: ipc.NewConnLimiter(8), started: time.Now()}
 }
 
 // ServeAdmin accepts admins on ln until ctx ends.
@@ -62,6 +66,11 @@ func (s *Server) serveAdmin(ctx context.Context, nc *net.UnixConn) {
 	}
 	defer c.Close()
 	uid := c.Peer().UID
+	if s.executorPath != "" && ipc.DescendsFrom(c.Peer().PID, s.executorPath) {
+		s.log.Warn("refused admin: a process of a call", "peer_uid", uid)
+		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "processes of a call may not administer Stockade"))
+		return
+	}
 	if !slices.Contains(s.admins, uid) {
 		s.log.Warn("refused admin: uid not allowed", "peer_uid", uid)
 		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "uid %d is not an admin", uid))

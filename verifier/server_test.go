@@ -26,7 +26,7 @@ func serveAdmin(t *testing.T, admins []uint32) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = New(slog.New(slog.DiscardHandler), admins).ServeAdmin(ctx, ln); close(done) }()
+	go func() { _ = New(slog.New(slog.DiscardHandler), admins, "").ServeAdmin(ctx, ln); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return path
 }

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/stockade-dev/stockade/broker"
@@ -55,7 +56,14 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	srv := broker.New(broker.Options{Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn})
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	srv := broker.New(broker.Options{
+		Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn,
+		ExecutorPath: filepath.Join(filepath.Dir(self), "stockade-exec"),
+	})
 	log.Info("broker serving", "tools", len(cfg.Tools)+1)
 	return srv.Serve(ctx, uln)
 }

@@ -96,7 +96,11 @@ func serve(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	srv := verifier.New(log, admins)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	srv := verifier.New(log, admins, filepath.Join(filepath.Dir(self), "stockade-exec"))
 	errc := make(chan error, 2)
 	go func() { errc <- srv.ServeAdmin(ctx, uln) }()
 	go func() { errc <- srv.ServeLinks(ctx, handoff) }()

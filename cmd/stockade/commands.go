@@ -162,14 +162,14 @@ type outcomeJSON struct {
 	Truncated bool          `json:"truncated"`
 	Usage     ipc.Usage     `json:"usage"`
 	Durations ipc.Durations `json:"durations"`
-	Enforced  []string      `json:"enforced"`
+	Sandbox   ipc.Receipt   `json:"sandbox"`
 }
 
 func jsonOutcome(o *ipc.Outcome) outcomeJSON {
 	return outcomeJSON{
 		CallID: o.CallID, RunID: o.RunID, Tool: o.Tool, Tier: o.Tier, Status: o.Status,
 		ExitCode: o.ExitCode, Signal: o.Signal, Stdout: string(o.Stdout), Stderr: string(o.Stderr),
-		Truncated: o.Truncated, Usage: o.Usage, Durations: o.Durations, Enforced: o.Enforced,
+		Truncated: o.Truncated, Usage: o.Usage, Durations: o.Durations, Sandbox: o.Sandbox,
 	}
 }
 

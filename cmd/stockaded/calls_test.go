@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,57 +18,84 @@ import (
 )
 
 func TestCallEndToEnd(t *testing.T) {
-	s := startSystem(t, "")
-	out, err := s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"/bin/echo", "hi"}})
-	if err != nil {
-		t.Fatal(err)
+	for _, m := range isolationModes {
+		t.Run(m.name, func(t *testing.T) {
+			s := startSystem(t, m.config+toolsConfig)
+			out, err := s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"/bin/echo", "hi"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != ipc.StatusOK || string(out.Stdout) != "hi\n" || out.ExitCode != 0 || out.CallID == "" {
+				t.Fatalf("outcome %+v", out)
+			}
+			checkReceipt(t, m.name, out)
+			out, err = s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"false"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != ipc.StatusExited || out.ExitCode != 1 {
+				t.Fatalf("false: %+v", out)
+			}
+			// A configured tool with its fixed arguments and the agent's.
+			out, err = s.call(&ipc.CallRequest{Tool: "echo", Args: []string{"a", "b"}})
+			if err != nil || string(out.Stdout) != "a b\n" {
+				t.Fatalf("echo tool: %+v %v", out, err)
+			}
+			// The target sees a cleared environment, the workspace as cwd, no
+			// descriptor above 2 (fd 3 below is ls's own directory handle) and
+			// its limits.
+			ws := t.TempDir()
+			out, err = s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c",
+				`env | sort; pwd; ls /proc/self/fd | tr '\n' ' '; echo; ulimit -n; ulimit -c; grep NoNewPrivs /proc/self/status`}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out.Stdout)), "\n") {
+				if strings.Contains(l, "=") {
+					env = append(env, strings.SplitN(l, "=", 2)[0])
+				}
+			}
+			for _, name := range env {
+				if !slices.Contains([]string{"HOME", "LANG", "LC_ALL", "PATH", "PWD", "TMPDIR", "SHLVL", "_", "OLDPWD"}, name) {
+					t.Errorf("unexpected variable %s in the target's environment", name)
+				}
+			}
+			text := string(out.Stdout)
+			for _, want := range []string{"\n" + ws + "\n", "0 1 2 3 \n", "\n256\n", "\n0\n", "NoNewPrivs:\t1"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("target output lacks %q:\n%s", want, text)
+				}
+			}
+		})
 	}
-	if out.Status != ipc.StatusOK || string(out.Stdout) != "hi\n" || out.ExitCode != 0 || out.Tier != "B" || out.CallID == "" {
-		t.Fatalf("outcome %+v", out)
+}
+
+// checkReceipt checks that the outcome says what the mode enforces.
+func checkReceipt(t *testing.T, mode string, out *ipc.Outcome) {
+	t.Helper()
+	r := out.Sandbox
+	if r.Seccomp != "executor-nonet" || !strings.HasPrefix(r.SeccompDigest, "sha256:") {
+		t.Errorf("%s: seccomp %q %q", mode, r.Seccomp, r.SeccompDigest)
 	}
-	out, err = s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"false"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Status != ipc.StatusExited || out.ExitCode != 1 {
-		t.Fatalf("false: %+v", out)
-	}
-	// A configured tool with its fixed arguments and the agent's.
-	out, err = s.call(&ipc.CallRequest{Tool: "echo", Args: []string{"a", "b"}})
-	if err != nil || string(out.Stdout) != "a b\n" {
-		t.Fatalf("echo tool: %+v %v", out, err)
-	}
-	// The target sees a cleared environment, the workspace as cwd, no
-	// descriptor above 2 (fd 3 below is ls's own directory handle) and its
-	// limits.
-	ws := t.TempDir()
-	out, err = s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c",
-		`env | sort; pwd; ls /proc/self/fd | tr '\n' ' '; echo; ulimit -n; ulimit -c; grep NoNewPrivs /proc/self/status`}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out.Stdout)), "\n")
-	var env []string
-	for _, l := range lines {
-		if strings.Contains(l, "=") {
-			env = append(env, strings.SplitN(l, "=", 2)[0])
+	switch mode {
+	case "tier B":
+		if out.Tier != "B" || r.Backend != "native" || r.LandlockABI != 0 || slices.Contains(r.Layers, "landlock") {
+			t.Errorf("tier B receipt %+v", r)
 		}
-	}
-	for _, name := range env {
-		if !slices.Contains([]string{"HOME", "LANG", "LC_ALL", "PATH", "PWD", "TMPDIR", "SHLVL", "_", "OLDPWD"}, name) {
-			t.Errorf("unexpected variable %s in the target's environment", name)
+	case "tier C landlock":
+		if out.Tier != "C" || r.Backend != "native" || r.LandlockABI < 6 || len(r.Namespaces) != 0 {
+			t.Errorf("tier C landlock receipt %+v", r)
 		}
-	}
-	text := string(out.Stdout)
-	for _, want := range []string{"\n" + ws + "\n", "0 1 2 3 \n", "\n256\n", "\n0\n", "NoNewPrivs:\t1"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("target output lacks %q:\n%s", want, text)
+	case "tier C bwrap":
+		if out.Tier != "C" || r.Backend != "bwrap" || r.LandlockABI < 6 || !slices.Contains(r.Namespaces, "net") || r.BwrapVersion == "" {
+			t.Errorf("tier C bwrap receipt %+v", r)
 		}
 	}
 }
 
 func TestCLI(t *testing.T) {
-	s := startSystem(t, "")
+	s := startSystem(t, testConfig)
 	if o, e, code := s.cli("run", "--", "/bin/echo", "hi"); o != "hi\n" || code != 0 {
 		t.Fatalf("echo: %q %q %d", o, e, code)
 	}
@@ -85,10 +113,10 @@ func TestCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(o), &got); err != nil || code != 3 {
 		t.Fatalf("json: %v %d %q", err, code, o)
 	}
-	if got["status"] != "exited" || got["stdout"] != "out\n" || got["stderr"] != "err\n" || got["exit_code"] != 3.0 || got["tier"] != "B" {
+	if got["status"] != "exited" || got["stdout"] != "out\n" || got["stderr"] != "err\n" || got["exit_code"] != 3.0 || got["tier"] != "C" {
 		t.Fatalf("json outcome %v", got)
 	}
-	for _, k := range []string{"usage", "durations", "truncated", "signal", "call_id"} {
+	for _, k := range []string{"usage", "durations", "truncated", "signal", "call_id", "sandbox"} {
 		if _, ok := got[k]; !ok && k != "signal" {
 			t.Errorf("json outcome lacks %s", k)
 		}
@@ -104,7 +132,7 @@ func TestCLI(t *testing.T) {
 const exitInvalidInput = 64
 
 func TestTypedErrors(t *testing.T) {
-	s := startSystem(t, "")
+	s := startSystem(t, testConfig)
 	_, err := s.call(&ipc.CallRequest{Tool: "nope"})
 	wantClass(t, err, ipc.ClassInvalidInput)
 	_, err = s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"/no/such/program"}})
@@ -125,7 +153,7 @@ func TestRefusedPeer(t *testing.T) {
 	s := startSystem(t, "agent_uids = [4242424]\n")
 	_, err := client.Dial(s.socket, 0)
 	wantClass(t, err, ipc.ClassDenied)
-	if !strings.Contains(s.logs.String(), "refused agent") {
+	if !s.waitLog("refused agent: uid not allowed") {
 		t.Error("refusal not logged")
 	}
 	// The admin socket is for admins; the broker's agent list does not matter.
@@ -145,7 +173,7 @@ func runCLI(t *testing.T, bin string, args ...string) (string, string, int) {
 }
 
 func TestOutputQuota(t *testing.T) {
-	s := startSystem(t, "")
+	s := startSystem(t, testConfig)
 	out, err := s.call(&ipc.CallRequest{Tool: "process.run", MaxOutput: 1000, Args: []string{"yes"}})
 	if err != nil {
 		t.Fatal(err)
@@ -172,46 +200,54 @@ func TestOutputQuota(t *testing.T) {
 }
 
 func TestTimeoutKillsTree(t *testing.T) {
-	s := startSystem(t, "")
-	ws := t.TempDir()
-	start := time.Now()
-	out, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, TimeoutMS: 1500, Args: []string{"/bin/sh", "-c", treeScript}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Status != ipc.StatusTimedOut {
-		t.Fatalf("status %s", out.Status)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Fatalf("took %v", d)
-	}
-	for _, f := range []string{"child.pid", "gc.pid"} {
-		pid := readPID(t, filepath.Join(ws, f))
-		if alive(pid) {
-			t.Errorf("%s (pid %d) survived the call", f, pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+	for _, m := range isolationModes {
+		t.Run(m.name, func(t *testing.T) {
+			s := startSystem(t, m.config+toolsConfig)
+			ws := t.TempDir()
+			marker := newMarker()
+			start := time.Now()
+			out, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, TimeoutMS: 1500, Args: []string{"/bin/sh", "-c", treeScript(marker)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != ipc.StatusTimedOut {
+				t.Fatalf("status %s", out.Status)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Fatalf("took %v", d)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "ready")); err != nil {
+				t.Fatal("the grandchild never started: the test proves nothing")
+			}
+			if pids := survivors(marker); len(pids) > 0 {
+				t.Fatalf("processes of the call survived: %v", pids)
+			}
+		})
 	}
 }
 
 // TestNoOrphanAfterExit: a target that exits at once, leaving a double-forked
 // grandchild, leaves nothing behind either.
 func TestNoOrphanAfterExit(t *testing.T) {
-	s := startSystem(t, "")
-	ws := t.TempDir()
-	out, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c",
-		`setsid sh -c 'echo $$ > gc.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & while ! [ -s gc.pid ]; do sleep 0.01; done`}})
-	if err != nil || out.Status != ipc.StatusOK {
-		t.Fatalf("%+v %v", out, err)
-	}
-	if pid := readPID(t, filepath.Join(ws, "gc.pid")); alive(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("grandchild %d survived", pid)
+	for _, m := range isolationModes {
+		t.Run(m.name, func(t *testing.T) {
+			s := startSystem(t, m.config+toolsConfig)
+			ws := t.TempDir()
+			marker := newMarker()
+			script := fmt.Sprintf(`setsid sh -c 'echo up > ready; exec sleep %d' </dev/null >/dev/null 2>&1 & while ! [ -s ready ]; do sleep 0.01; done`, marker)
+			out, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c", script}})
+			if err != nil || out.Status != ipc.StatusOK {
+				t.Fatalf("%+v %v", out, err)
+			}
+			if pids := survivors(marker); len(pids) > 0 {
+				t.Fatalf("grandchild survived: %v", pids)
+			}
+		})
 	}
 }
 
 func TestOnlyTwoSockets(t *testing.T) {
-	s := startSystem(t, "")
+	s := startSystem(t, testConfig)
 	// Make one call so executors have come and gone.
 	if _, err := s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"true"}}); err != nil {
 		t.Fatal(err)
@@ -252,7 +288,7 @@ func TestOnlyTwoSockets(t *testing.T) {
 }
 
 func TestRoleRestart(t *testing.T) {
-	s := startSystem(t, "")
+	s := startSystem(t, testConfig)
 	for _, role := range []string{"broker", "verifier"} {
 		t.Run(role, func(t *testing.T) {
 			before := s.status()
@@ -290,7 +326,7 @@ func TestRoleRestart(t *testing.T) {
 			if err != nil || string(out.Stdout) != "again\n" {
 				t.Fatalf("call after restart: %+v %v", out, err)
 			}
-			if !strings.Contains(s.logs.String(), "role exited; restarting") {
+			if !s.waitLog("role exited; restarting") {
 				t.Error("restart not logged")
 			}
 		})
@@ -298,50 +334,57 @@ func TestRoleRestart(t *testing.T) {
 }
 
 func TestShutdownLeavesNothing(t *testing.T) {
-	s := startSystem(t, "")
-	st := s.status()
-	ws := t.TempDir()
-	callDone := make(chan error, 1)
-	go func() {
-		_, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c", treeScript}})
-		callDone <- err
-	}()
-	waitFile(t, filepath.Join(ws, "child.pid"))
-	waitFile(t, filepath.Join(ws, "gc.pid"))
-	pids := map[string]int{
-		"stockaded": s.cmd.Process.Pid, "broker": st.Broker.PID, "verifier": st.Verifier.PID,
-		"target": readPID(t, filepath.Join(ws, "child.pid")), "grandchild": readPID(t, filepath.Join(ws, "gc.pid")),
-	}
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-s.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("stockaded did not exit on SIGTERM")
-	}
-	select {
-	case err := <-callDone:
-		if err == nil {
-			t.Error("the call in flight reported success")
-		}
-	case <-time.After(5 * time.Second):
-		t.Error("the client was not answered or disconnected")
-	}
-	for name, pid := range pids {
-		if alive(pid) {
-			t.Errorf("%s (pid %d) survived SIGTERM", name, pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	if _, err := os.Stat(s.socket); !os.IsNotExist(err) {
-		t.Errorf("agent.sock left behind: %v", err)
+	for _, m := range isolationModes {
+		t.Run(m.name, func(t *testing.T) {
+			s := startSystem(t, m.config+toolsConfig)
+			st := s.status()
+			ws := t.TempDir()
+			marker := newMarker()
+			callDone := make(chan error, 1)
+			go func() {
+				_, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c", treeScript(marker)}})
+				callDone <- err
+			}()
+			waitFile(t, filepath.Join(ws, "ready"))
+			if len(survivors(marker)) < 2 {
+				t.Fatal("the call's processes are not running: the test proves nothing")
+			}
+			roles := map[string]int{"stockaded": s.cmd.Process.Pid, "broker": st.Broker.PID, "verifier": st.Verifier.PID}
+			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-s.done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("stockaded did not exit on SIGTERM")
+			}
+			select {
+			case err := <-callDone:
+				if err == nil {
+					t.Error("the call in flight reported success")
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("the client was not answered or disconnected")
+			}
+			for name, pid := range roles {
+				if alive(pid) {
+					t.Errorf("%s (pid %d) survived SIGTERM", name, pid)
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			if pids := survivors(marker); len(pids) > 0 {
+				t.Errorf("processes of the call survived SIGTERM: %v", pids)
+			}
+			if _, err := os.Stat(s.socket); !os.IsNotExist(err) {
+				t.Errorf("agent.sock left behind: %v", err)
+			}
+		})
 	}
 }
 
 // TestProtocolAbuse speaks raw frames to agent.sock.
 func TestProtocolAbuse(t *testing.T) {
-	s := startSystem(t, "")
+	s := startSystem(t, testConfig)
 	hello := func(v int, ch ipc.Channel) []byte {
 		b, _ := ipc.EncodeEnvelope(0, ipc.KindHello, ipc.Hello{Proto: ipc.ProtocolName, Version: v, Channel: ch})
 		return ipc.AppendFrame(nil, b)
@@ -397,7 +440,7 @@ func TestProtocolAbuse(t *testing.T) {
 }
 
 func TestConnectionCap(t *testing.T) {
-	s := startSystem(t, "max_conns_per_uid = 2\n")
+	s := startSystem(t, "max_conns_per_uid = 2\n"+testConfig)
 	// The broker frees a slot when it notices a close; wait for a free one.
 	dialSoon := func() *client.Client {
 		t.Helper()

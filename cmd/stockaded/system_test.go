@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -71,6 +72,25 @@ type system struct {
 	logs    *syncBuffer
 	done    chan struct{}
 }
+
+// testConfig is the embedded default's tools, with shells allowed for
+// process.run (the tests drive their targets with sh -c).
+const testConfig = "[run]\nallow_interpreters = true\n" + toolsConfig
+
+// toolsConfig is the embedded default's tools.
+const toolsConfig = `
+[[tool]]
+name = "echo"
+kind = "process"
+command = "/bin/echo"
+allow_args = true
+
+[[tool]]
+name = "date"
+kind = "process"
+command = "/bin/date"
+args = ["-u"]
+`
 
 // startSystem starts stockaded with config (TOML; empty: the embedded default)
 // and waits until the broker answers.
@@ -195,19 +215,6 @@ func alive(pid int) bool {
 	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
 }
 
-func readPID(t testing.TB, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
-}
-
 func waitFile(t testing.TB, path string) {
 	t.Helper()
 	end := time.Now().Add(10 * time.Second)
@@ -228,8 +235,57 @@ func wantClass(t testing.TB, err error, c ipc.ErrorClass) {
 	}
 }
 
-// A double-forked grandchild that records its pid and sleeps, beside a child
-// that records its own and sleeps.
-const treeScript = `setsid sh -c 'echo $$ > gc.pid; exec sleep 300' & echo $$ > child.pid; sleep 300`
+// treeScript starts a double-forked grandchild in a session of its own and
+// then sleeps itself; both sleeps carry the marker, so that survivors can find
+// them from outside any pid namespace. It writes "ready" once both run.
+func treeScript(marker int) string {
+	return fmt.Sprintf(`setsid sh -c 'exec sleep %d' </dev/null >/dev/null 2>&1 & sleep 0.3; echo up > ready; exec sleep %d`, marker, marker)
+}
+
+var markerSeq atomic.Int64
+
+// newMarker returns a sleep duration no other process on the host uses.
+func newMarker() int {
+	return 7_000_000 + int(time.Now().UnixNano()%1_000_000)*10 + int(markerSeq.Add(1)%10)
+}
+
+// survivors lists the host pids of live processes running `sleep <marker>`.
+func survivors(marker int) []int {
+	want := fmt.Sprintf("sleep\x00%d\x00", marker)
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.HasSuffix(string(b), want) && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// isolationModes are the ways a native call can be confined here; the
+// lifetime tests run in each.
+var isolationModes = []struct{ name, config string }{
+	{"tier B", "[run]\nallow_interpreters = true\ntier = \"B\"\n"},
+	{"tier C landlock", "[run]\nallow_interpreters = true\ntier = \"C\"\nbwrap = \"off\"\n"},
+	{"tier C bwrap", "[run]\nallow_interpreters = true\ntier = \"C\"\nbwrap = \"required\"\n"},
+}
 
 func execCommand(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }
+
+// waitLog reports whether the system's logs contain substr within a few
+// seconds (roles log after they answer).
+func (s *system) waitLog(substr string) bool {
+	end := time.Now().Add(5 * time.Second)
+	for time.Now().Before(end) {
+		if strings.Contains(s.logs.String(), substr) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
