@@ -19,14 +19,14 @@ const Software = "stockade-verifier"
 
 // Server is the verifier role.
 type Server struct {
-	log     *slog.Logger
-	admins  []uint32
+	log    *slog.Logger
+	admins []uint32
 	// executorPath is stockade-exec's path: processes of a call (they
 	// descend from an executor) are refused on admin.sock.
 	executorPath string
-	limiter *ipc.ConnLimiter
-	started time.Time
-	wg      sync.WaitGroup
+	limiter      *ipc.ConnLimiter
+	started      time.Time
+	wg           sync.WaitGroup
 }
 
 // New returns a verifier that lets admins (by uid) use admin.sock, refusing
