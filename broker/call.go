@@ -154,7 +154,10 @@ func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(
 		},
 	}
 	if iso.Tier == "C" {
-		spec.Sandbox = sandboxFor(iso, path, dir, tmp, egress)
+		if spec.Sandbox, err = sandboxFor(iso, s.bwrap, path, dir, tmp, egress); err != nil {
+			cleanup()
+			return nil, nop, err
+		}
 	}
 	return spec, cleanup, nil
 }

@@ -1,9 +1,12 @@
 package broker
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/stockade-dev/stockade/ipc"
 )
@@ -44,7 +47,7 @@ func existing(paths ...string) []string {
 // sandboxFor builds the Tier C sandbox of a call: system paths and the tool's
 // extra paths read-only, the program itself readable, the workspace as the
 // tool says, the call's private temporary directory writable.
-func sandboxFor(iso *Isolation, program, workspace, tmp string, egress bool) *ipc.SandboxSpec {
+func sandboxFor(iso *Isolation, bw Bwrap, program, workspace, tmp string, egress bool) (*ipc.SandboxSpec, error) {
 	ro := append([]string{}, systemReadOnly...)
 	if egress {
 		ro = append(ro, egressReadOnly...)
@@ -57,10 +60,50 @@ func sandboxFor(iso *Isolation, program, workspace, tmp string, egress bool) *ip
 	} else {
 		rw = append(rw, workspace)
 	}
-	return &ipc.SandboxSpec{
+	sb := &ipc.SandboxSpec{
 		MinLandlockABI: iso.LandlockMinABI,
 		ReadOnly:       existing(ro...),
 		ReadWrite:      existing(rw...),
-		Bwrap:          iso.Bwrap,
+		Bwrap:          "off",
 	}
+	switch {
+	case iso.Bwrap == "off":
+	case bw.Usable:
+		sb.Bwrap, sb.BwrapVersion = "required", bw.Version
+	case iso.Bwrap == "required":
+		return nil, ipc.Errorf(ipc.ClassSandboxUnavailable, "this tool requires bubblewrap, which is not usable here")
+	}
+	return sb, nil
+}
+
+// bwrapPath is where bubblewrap must be: never looked up on a PATH.
+const bwrapPath = "/usr/bin/bwrap"
+
+// Bwrap is what the broker's start-up probe found out about bubblewrap.
+type Bwrap struct {
+	Usable  bool
+	Version string
+	// Why it is not usable, for the log and status.
+	Reason string
+}
+
+// ProbeBwrap checks that bubblewrap is installed and can make, here, the
+// namespaces a Tier C call asks for (user namespaces may be forbidden by the
+// host or a container). The broker probes once at start-up; a tool that
+// requires bwrap is refused when the probe failed, and a call whose bwrap
+// then fails is refused too, never run without it.
+func ProbeBwrap() Bwrap {
+	out, err := exec.Command(bwrapPath, "--version").Output()
+	if err != nil {
+		return Bwrap{Reason: fmt.Sprintf("%s: %v", bwrapPath, err)}
+	}
+	version := strings.TrimSpace(strings.TrimPrefix(string(out), "bubblewrap "))
+	probe := exec.Command(bwrapPath, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+		"--unshare-uts", "--unshare-cgroup", "--die-with-parent", "--new-session", "--disable-userns",
+		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", "--", "/usr/bin/true")
+	if out, err := probe.CombinedOutput(); err != nil {
+		return Bwrap{Version: version, Reason: fmt.Sprintf("bwrap cannot make namespaces here: %v: %s", err, strings.TrimSpace(string(out)))}
+	}
+	return Bwrap{Usable: true, Version: version}
 }

@@ -30,6 +30,8 @@ type Options struct {
 	Spawn *net.UnixConn
 	// ExecutorPath is the executor binary (see Server.executorPath).
 	ExecutorPath string
+	// Bwrap is the start-up probe's result.
+	Bwrap Bwrap
 }
 
 // Server is the broker.
@@ -46,6 +48,7 @@ type Server struct {
 	// executorPath is stockade-exec's path: agents descending from it are
 	// processes of a call and are refused.
 	executorPath string
+	bwrap        Bwrap
 	started      time.Time
 	calls        atomic.Uint64
 	wg           sync.WaitGroup
@@ -59,6 +62,7 @@ func New(o Options) *Server {
 		limiter:      ipc.NewConnLimiter(o.Config.MaxConnsPerUID),
 		started:      time.Now(),
 		executorPath: o.ExecutorPath,
+		bwrap:        o.Bwrap,
 	}
 	for i := range o.Config.Tools {
 		s.tools[o.Config.Tools[i].Name] = &o.Config.Tools[i]
@@ -213,7 +217,7 @@ func (s *Server) toolList() ipc.ToolList {
 func (s *Server) status(peer uint32) ipc.BrokerStatus {
 	st := ipc.BrokerStatus{
 		Broker: ipc.RoleStatus{Role: "broker", Software: Software, PID: os.Getpid(), UptimeMS: time.Since(s.started).Milliseconds()},
-		Mode:   s.mode, Tools: len(s.cfg.Tools) + 1, Calls: s.calls.Load(), Tiers: []string{"B"}, PeerUID: peer,
+		Mode:   s.mode, Tools: len(s.cfg.Tools) + 1, Calls: s.calls.Load(), Tiers: s.tiers(), PeerUID: peer,
 	}
 	if v, err := s.verifier.status(); err == nil {
 		st.Verifier = v
@@ -222,4 +226,13 @@ func (s *Server) status(peer uint32) ipc.BrokerStatus {
 		st.Verifier = ipc.RoleStatus{Role: "verifier", Software: "unreachable"}
 	}
 	return st
+}
+
+// tiers lists the tiers and backends this host gives native calls.
+func (s *Server) tiers() []string {
+	t := []string{"B", "C/landlock"}
+	if s.bwrap.Usable {
+		t = append(t, "C/bwrap")
+	}
+	return t
 }

@@ -2,10 +2,8 @@ package executor
 
 import (
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/stockade-dev/stockade/ipc"
 )
@@ -19,31 +17,6 @@ const stage2InSandbox = "/run/stockade/stockade-exec"
 // systemDirs are bound read-only (or recreated as the host's symlinks) into
 // bwrap's root. Never `--ro-bind / /`.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
-
-var bwrapProbe struct {
-	once    sync.Once
-	version string
-	ok      bool
-}
-
-// bwrapUsable reports whether bubblewrap is installed and can make the
-// namespaces we ask for here (user namespaces may be forbidden by the host),
-// and its version. It probes once per process.
-func bwrapUsable() (string, bool) {
-	bwrapProbe.once.Do(func() {
-		out, err := exec.Command(bwrapPath, "--version").Output()
-		if err != nil {
-			return
-		}
-		bwrapProbe.version = strings.TrimSpace(strings.TrimPrefix(string(out), "bubblewrap "))
-		probe := exec.Command(bwrapPath, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-			"--unshare-uts", "--unshare-cgroup", "--die-with-parent", "--disable-userns",
-			"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-			"--symlink", "usr/lib64", "/lib64", "--", "/usr/bin/true")
-		bwrapProbe.ok = probe.Run() == nil
-	})
-	return bwrapProbe.version, bwrapProbe.ok
-}
 
 // bwrapArgs is the bubblewrap command line for one call: new user, pid, ipc,
 // uts and cgroup namespaces, and a network namespace unless egress is

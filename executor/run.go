@@ -95,8 +95,8 @@ func checkSpec(s *ipc.ExecSpec) error {
 		return ipc.Errorf(ipc.ClassSandboxUnavailable, "tier %q is not available", s.Tier)
 	}
 	if sb := s.Sandbox; sb != nil {
-		if sb.Bwrap != "off" && sb.Bwrap != "auto" && sb.Bwrap != "required" {
-			return ipc.Errorf(ipc.ClassInvalidInput, "bwrap must be off, auto or required")
+		if sb.Bwrap != "off" && sb.Bwrap != "required" {
+			return ipc.Errorf(ipc.ClassInvalidInput, "bwrap must be off or required")
 		}
 		for _, p := range append(append([]string{}, sb.ReadOnly...), sb.ReadWrite...) {
 			if !filepath.IsAbs(p) || filepath.Clean(p) != p {

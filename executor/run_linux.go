@@ -248,17 +248,13 @@ func decide(spec *ipc.ExecSpec) (*stagePlan, ipc.Receipt, error) {
 		if host == 0 || host < sb.MinLandlockABI {
 			return nil, r, ipc.Errorf(ipc.ClassSandboxUnavailable, "Landlock ABI %d here, the call needs %d", host, max(sb.MinLandlockABI, 1))
 		}
-		if sb.Bwrap != "off" {
-			version, ok := bwrapUsable()
-			switch {
-			case ok:
-				r.Backend, r.BwrapVersion = "bwrap", version
-				r.Namespaces = []string{"user", "pid", "ipc", "uts", "cgroup", "mount"}
-				if !spec.Egress {
-					r.Namespaces = append(r.Namespaces, "net")
-				}
-			case sb.Bwrap == "required":
-				return nil, r, ipc.Errorf(ipc.ClassSandboxUnavailable, "bubblewrap is required and not usable here")
+		if sb.Bwrap == "required" {
+			// The broker probed bwrap; if it fails now, stage 2 never reports
+			// and the call is refused, never run without it.
+			r.Backend, r.BwrapVersion = "bwrap", sb.BwrapVersion
+			r.Namespaces = []string{"user", "pid", "ipc", "uts", "cgroup", "mount"}
+			if !spec.Egress {
+				r.Namespaces = append(r.Namespaces, "net")
 			}
 		}
 		r.Layers = append(r.Layers, "landlock")

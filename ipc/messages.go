@@ -206,8 +206,11 @@ type SandboxSpec struct {
 	// what it may also write: directories and files.
 	ReadOnly  []string `msgpack:"read_only" json:"read_only"`
 	ReadWrite []string `msgpack:"read_write" json:"read_write"`
-	// Bwrap is "off", "auto" (use it when it works here) or "required".
+	// Bwrap is "required" (run the target under bubblewrap, or refuse the
+	// call) or "off". The broker resolves a tool's "auto" by probing bwrap.
 	Bwrap string `msgpack:"bwrap" json:"bwrap"`
+	// BwrapVersion is the version the broker's probe found.
+	BwrapVersion string `msgpack:"bwrap_version,omitempty" json:"bwrap_version,omitempty"`
 }
 
 // Rlimits the executor sets on the target (hard and soft alike). Core dumps are

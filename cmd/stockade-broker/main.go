@@ -60,9 +60,15 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	if err != nil {
 		return err
 	}
+	bw := broker.ProbeBwrap()
+	if bw.Usable {
+		log.Info("bubblewrap usable", "version", bw.Version)
+	} else {
+		log.Warn("bubblewrap not usable: Tier C runs with Landlock and seccomp only", "reason", bw.Reason)
+	}
 	srv := broker.New(broker.Options{
 		Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn,
-		ExecutorPath: filepath.Join(filepath.Dir(self), "stockade-exec"),
+		ExecutorPath: filepath.Join(filepath.Dir(self), "stockade-exec"), Bwrap: bw,
 	})
 	log.Info("broker serving", "tools", len(cfg.Tools)+1)
 	return srv.Serve(ctx, uln)
