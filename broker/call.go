@@ -151,6 +151,7 @@ func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(
 		Limits: ipc.Rlimits{
 			CPUSeconds: limits.CPUSeconds, AddressSpace: limits.AddressSpace,
 			NoFile: limits.NoFile, NProc: limits.NProc, FileSize: limits.FileSize,
+			Pids: limits.Pids, Memory: limits.Memory,
 		},
 	}
 	if iso.Tier == "C" {

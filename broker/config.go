@@ -104,6 +104,11 @@ type Limits struct {
 	NProc uint64 `toml:"nproc"`
 	// FileSize is RLIMIT_FSIZE in bytes (default 64 MiB).
 	FileSize uint64 `toml:"file_size"`
+	// Pids caps the processes and threads of a call in its cgroup
+	// (default 256), where the host gives calls a cgroup.
+	Pids uint64 `toml:"pids"`
+	// Memory caps a call's memory in its cgroup, in bytes (default 1 GiB).
+	Memory uint64 `toml:"memory"`
 }
 
 // ToolConfig configures one tool.
@@ -201,6 +206,7 @@ func (c *Config) validate() error {
 	builtin := Limits{
 		Timeout: Duration(30 * time.Second), MaxOutput: defaultMaxOutput, CPUSeconds: 30,
 		AddressSpace: 4 << 30, NoFile: 256, NProc: 1024, FileSize: 64 << 20,
+		Pids: 256, Memory: 1 << 30,
 	}
 	c.Defaults = c.Defaults.over(builtin)
 	if err := c.checkLimits("defaults", c.Defaults); err != nil {
@@ -285,6 +291,12 @@ func (l Limits) over(base Limits) Limits {
 	}
 	if l.FileSize == 0 {
 		l.FileSize = base.FileSize
+	}
+	if l.Pids == 0 {
+		l.Pids = base.Pids
+	}
+	if l.Memory == 0 {
+		l.Memory = base.Memory
 	}
 	return l
 }

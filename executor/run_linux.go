@@ -33,6 +33,24 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 	if err != nil {
 		return nil, err
 	}
+	// Join the call's cgroup before starting anything, so that every process
+	// of the call is born in it.
+	cg, err := joinCallCgroup(spec.CallID, spec.Limits.Pids, spec.Limits.Memory)
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassSandboxUnavailable, "cannot make the call's cgroup")
+	}
+	if cg != nil {
+		receipt.Cgroup = cg.name
+		receipt.Layers = append(receipt.Layers, "cgroup")
+		defer func() {
+			if left := cg.killAll(reapTimeout); len(left) > 0 {
+				log.Error("processes of the call survive in its cgroup", "pids", left)
+			}
+			reapAll()
+			cg.leave()
+			cg.remove()
+		}()
+	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -169,7 +187,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 		out.Signal = unix.SignalName(ws.Signal())
 	}
 	switch {
-	case quotaHit:
+	case quotaHit, cg.oomKilled():
 		out.Status = ipc.StatusQuotaExceeded
 	case timedOut:
 		out.Status = ipc.StatusTimedOut

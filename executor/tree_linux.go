@@ -87,3 +87,13 @@ func ChildrenOf(parent int) []int {
 	}
 	return pids
 }
+
+// reapAll reaps every child that has exited, without waiting.
+func reapAll() {
+	for {
+		pid, err := unix.Wait4(-1, nil, unix.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}

@@ -213,14 +213,19 @@ type SandboxSpec struct {
 	BwrapVersion string `msgpack:"bwrap_version,omitempty" json:"bwrap_version,omitempty"`
 }
 
-// Rlimits the executor sets on the target (hard and soft alike). Core dumps are
-// always off.
+// Rlimits are the limits the executor sets on the target: rlimits (hard and
+// soft alike; core dumps always off) and, where the host allows, cgroup
+// limits.
 type Rlimits struct {
 	CPUSeconds   uint64 `msgpack:"cpu_s" json:"cpu_s"`
 	AddressSpace uint64 `msgpack:"as_bytes" json:"as_bytes"`
 	NoFile       uint64 `msgpack:"nofile" json:"nofile"`
 	NProc        uint64 `msgpack:"nproc" json:"nproc"`
 	FileSize     uint64 `msgpack:"fsize_bytes" json:"fsize_bytes"`
+	// Pids and Memory are the call's cgroup limits (pids.max, the memory
+	// limit in bytes), applied where the host gives the executor a cgroup.
+	Pids   uint64 `msgpack:"pids" json:"pids"`
+	Memory uint64 `msgpack:"memory_bytes" json:"memory_bytes"`
 }
 
 // RoleStatus answers status on the verifier and admin channels, and is part of

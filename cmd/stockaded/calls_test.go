@@ -464,3 +464,54 @@ func TestConnectionCap(t *testing.T) {
 	a.Close()
 	dialSoon()
 }
+
+// TestCallCgroup: where the host lets the executor make cgroups (root on a
+// host with v1 pids and memory hierarchies, like CI), each call runs in its
+// own, with its limits, and the cgroup is gone afterwards.
+func TestCallCgroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make cgroups on this host")
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/pids/cgroup.procs"); err != nil {
+		t.Skip("no cgroup v1 pids hierarchy here")
+	}
+	for _, m := range isolationModes {
+		t.Run(m.name, func(t *testing.T) {
+			s := startSystem(t, m.config+"[run.limits]\npids = 64\nmemory = 67108864\n"+toolsConfig)
+			out, err := s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"/bin/sh", "-c", "cat /proc/self/cgroup"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Under bwrap the cgroup namespace shows the call's cgroup as "/".
+			seen := m.name == "tier C bwrap" && strings.Contains(string(out.Stdout), ":pids:/\n") ||
+				strings.Contains(string(out.Stdout), "stockade-"+out.CallID)
+			if !strings.Contains(out.Sandbox.Cgroup, "stockade-"+out.CallID) || !seen {
+				t.Fatalf("receipt %q, target in %s", out.Sandbox.Cgroup, out.Stdout)
+			}
+			if m.name != "tier C bwrap" { // bwrap's cgroup namespace hides the path
+				if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/pids", "stockade-"+out.CallID)); !os.IsNotExist(err) {
+					t.Errorf("cgroup left behind: %v", err)
+				}
+			}
+			// A memory bomb is stopped by the memory limit and reported as a quota.
+			out, err = s.call(&ipc.CallRequest{Tool: "process.run", TimeoutMS: 20000, Args: []string{"/bin/sh", "-c",
+				`x=a; while :; do x="$x$x"; done`}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != ipc.StatusQuotaExceeded {
+				t.Fatalf("memory bomb: %s %s (exit %d)", out.Status, out.Signal, out.ExitCode)
+			}
+			// A fork bomb hits pids.max and ends with the call.
+			marker := newMarker()
+			out, err = s.call(&ipc.CallRequest{Tool: "process.run", TimeoutMS: 3000, Args: []string{"/bin/sh", "-c",
+				fmt.Sprintf(`b() { sleep %d & b & }; b; wait`, marker)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pids := survivors(marker); len(pids) > 0 {
+				t.Fatalf("fork bomb left %d processes", len(pids))
+			}
+		})
+	}
+}

@@ -1,0 +1,174 @@
+package executor
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cgroupRoot is where cgroup hierarchies are mounted.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// callCgroup is the cgroup of one call in the v1 pids and memory hierarchies
+// (hybrid hosts like Debian's with v1 controllers). The executor moves itself
+// in before it starts stage 2, so that everything the call starts is born
+// inside; it is the only process of the call allowed to leave, at the end.
+type callCgroup struct {
+	dirs []string // one per hierarchy, the pids one first
+	name string   // the receipt's description
+}
+
+// joinCallCgroup makes the call's cgroup under this process's own cgroup in
+// each v1 hierarchy it can write, sets its limits, and moves this process in.
+// It returns nil when the host gives no usable hierarchy (no permission, or
+// only cgroup v2 without delegated controllers): the caller then relies on
+// the process group, the subreaper and, with bwrap, the pid namespace.
+func joinCallCgroup(callID string, pids, memory uint64) (*callCgroup, error) {
+	own, err := ownCgroups()
+	if err != nil {
+		return nil, nil
+	}
+	cg := &callCgroup{}
+	for _, h := range []struct {
+		controller, file string
+		limit            uint64
+	}{{"pids", "pids.max", pids}, {"memory", "memory.limit_in_bytes", memory}} {
+		rel, ok := own[h.controller]
+		if !ok {
+			continue
+		}
+		dir := filepath.Join(cgroupRoot, h.controller, rel, "stockade-"+callID)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			if h.controller == "pids" {
+				return nil, nil // no permission here: no cgroup at all
+			}
+			continue
+		}
+		cg.dirs = append(cg.dirs, dir)
+		if h.limit > 0 {
+			if err := os.WriteFile(filepath.Join(dir, h.file), []byte(strconv.FormatUint(h.limit, 10)), 0); err != nil {
+				cg.remove()
+				return nil, fmt.Errorf("cgroup %s: %w", h.file, err)
+			}
+		}
+	}
+	if len(cg.dirs) == 0 {
+		return nil, nil
+	}
+	self := []byte(strconv.Itoa(os.Getpid()))
+	for _, d := range cg.dirs {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), self, 0); err != nil {
+			cg.leave()
+			cg.remove()
+			return nil, fmt.Errorf("joining cgroup: %w", err)
+		}
+	}
+	var names []string
+	for _, d := range cg.dirs {
+		names = append(names, strings.TrimPrefix(d, cgroupRoot+"/"))
+	}
+	cg.name = "v1:" + strings.Join(names, ",")
+	return cg, nil
+}
+
+// ownCgroups maps each v1 controller to this process's cgroup path in it.
+func ownCgroups() (map[string]string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 || parts[1] == "" {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			m[c] = parts[2]
+		}
+	}
+	if len(m) == 0 {
+		return nil, errors.New("no v1 hierarchy")
+	}
+	return m, sc.Err()
+}
+
+// killAll kills every process of the cgroup but this one, until none is
+// left or the timeout passes. A fork bomb cannot outrun it: the pids limit
+// caps how many there can be.
+func (cg *callCgroup) killAll(timeout time.Duration) []int {
+	self := os.Getpid()
+	end := time.Now().Add(timeout)
+	for {
+		var left []int
+		for _, pid := range cg.procs() {
+			if pid != self {
+				left = append(left, pid)
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		if len(left) == 0 || time.Now().After(end) {
+			return left
+		}
+		reapAll() // zombies stay listed until reaped
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (cg *callCgroup) procs() []int {
+	b, err := os.ReadFile(filepath.Join(cg.dirs[0], "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// leave moves this process back to its parent cgroups.
+func (cg *callCgroup) leave() {
+	self := []byte(strconv.Itoa(os.Getpid()))
+	for _, d := range cg.dirs {
+		_ = os.WriteFile(filepath.Join(filepath.Dir(d), "cgroup.procs"), self, 0)
+	}
+}
+
+// remove deletes the call's cgroups (they must be empty).
+func (cg *callCgroup) remove() {
+	for _, d := range cg.dirs {
+		_ = unix.Rmdir(d)
+	}
+}
+
+// oomKilled reports whether the memory controller killed a process of the
+// call (v1 memory.oom_control's oom_kill counter).
+func (cg *callCgroup) oomKilled() bool {
+	if cg == nil {
+		return false
+	}
+	for _, d := range cg.dirs {
+		b, err := os.ReadFile(filepath.Join(d, "memory.oom_control"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if n, ok := strings.CutPrefix(line, "oom_kill "); ok && n != "0" {
+				return true
+			}
+		}
+	}
+	return false
+}
