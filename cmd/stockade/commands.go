@@ -125,8 +125,8 @@ func call(socket *string, req *ipc.CallRequest, asJSON bool) (int, error) {
 		printJSON(jsonOutcome(out))
 		return code, nil
 	}
-	os.Stdout.Write(out.Stdout)
-	os.Stderr.Write(out.Stderr)
+	writeOutput(os.Stdout, out.Stdout)
+	writeOutput(os.Stderr, out.Stderr)
 	switch out.Status {
 	case ipc.StatusTimedOut:
 		fmt.Fprintf(os.Stderr, "stockade: timed_out: killed after %v\n", time.Duration(out.Durations.Run)*time.Microsecond)
