@@ -244,7 +244,10 @@ func (s *Server) execute(ctx context.Context, spec *ipc.ExecSpec) (*ipc.Outcome,
 	}
 	c.SetReadMax(s.cfg.OutputFrameMax)
 	var out ipc.Outcome
-	if err := c.Call(1, ipc.KindExec, spec, &out, wait); err != nil {
+	if err := c.CallMax(1, ipc.KindExec, spec, ipc.ExecSpecFrameMax, &out, wait); err != nil {
+		if errors.Is(err, ipc.ErrFrameTooLarge) {
+			return nil, spawned, ipc.Errorf(ipc.ClassInvalidInput, "the call's arguments are too large once planned")
+		}
 		return nil, spawned, err
 	}
 	if len(out.Stdout)+len(out.Stderr) > int(spec.MaxOutput) {

@@ -123,7 +123,7 @@ func (s *Server) serveAgent(ctx context.Context, nc *net.UnixConn) {
 	defer c.Close()
 	peer := c.Peer()
 	log := s.log.With("peer_uid", peer.UID, "peer_pid", peer.PID)
-	if s.executorPath != "" && ipc.DescendsFrom(peer.PID, s.executorPath) {
+	if s.executorPath != "" && c.PeerDescendsFrom(s.executorPath) {
 		log.Warn("refused agent: a process of a call")
 		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "processes of a call may not call the broker"))
 		return
@@ -205,7 +205,7 @@ func (s *Server) dispatch(ctx context.Context, log *slog.Logger, c *ipc.Conn, m 
 
 func (s *Server) toolList() ipc.ToolList {
 	l := ipc.ToolList{Tools: []ipc.ToolInfo{{
-		Name: ProcessRunTool, Kind: "process", Tier: "B", Args: true,
+		Name: ProcessRunTool, Kind: "process", Tier: s.cfg.Run.Tier, Args: true,
 		Description: "Run an ad-hoc command: args[0] is an absolute path or a name on the system PATH",
 	}}}
 	for _, t := range s.cfg.Tools {

@@ -21,9 +21,10 @@ import (
 // Client is one connection to the broker. Its methods are safe for concurrent
 // use; requests go one at a time.
 type Client struct {
-	mu   sync.Mutex
-	conn *ipc.Conn
-	id   uint64
+	mu        sync.Mutex
+	conn      *ipc.Conn
+	id        uint64
+	outputMax int // the read cap for call replies; others get ipc.ControlFrameMax
 }
 
 // SocketPath picks the agent socket: flag, then $STOCKADE_SOCKET, then the
@@ -57,8 +58,7 @@ func Dial(path string, maxFrame int) (*Client, error) {
 	if maxFrame <= 0 {
 		maxFrame = ipc.DefaultOutputFrameMax
 	}
-	c.SetReadMax(maxFrame)
-	return &Client{conn: c}, nil
+	return &Client{conn: c, outputMax: maxFrame}, nil
 }
 
 // Close closes the connection.
@@ -67,6 +67,11 @@ func (c *Client) Close() error { return c.conn.Close() }
 func (c *Client) do(kind ipc.Kind, req, reply any, timeout time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if kind == ipc.KindCall {
+		c.conn.SetReadMax(c.outputMax)
+	} else {
+		c.conn.SetReadMax(ipc.ControlFrameMax)
+	}
 	c.id++
 	return c.conn.Call(c.id, kind, req, reply, timeout)
 }

@@ -42,10 +42,12 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File) error {
 	if err := c.Accept(ipc.ChannelExec, Software); err != nil {
 		return fmt.Errorf("hello: %w", err)
 	}
+	c.SetReadMax(ipc.ExecSpecFrameMax)
 	m, err := c.Recv(ipc.HelloTimeout)
 	if err != nil {
 		return fmt.Errorf("exec request: %w", err)
 	}
+	c.SetReadMax(ipc.ControlFrameMax)
 	if m.Kind != ipc.KindExec {
 		_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "expected exec"))
 		return fmt.Errorf("unexpected %q", m.Kind)

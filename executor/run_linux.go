@@ -213,7 +213,7 @@ func handOver(f *os.File, plan *stagePlan) (stageReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if err := ipc.WriteFrame(f, b, ipc.ControlFrameMax); err != nil {
+	if err := ipc.WriteFrame(f, b, ipc.ExecSpecFrameMax); err != nil {
 		return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage did not take the plan")
 	}
 	_ = f.SetReadDeadline(time.Now().Add(10 * time.Second))

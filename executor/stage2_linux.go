@@ -131,7 +131,7 @@ func compileProfile(name string) (*seccomp.Program, error) {
 }
 
 func readStagePlan(f *os.File) (*stagePlan, error) {
-	body, err := ipc.ReadFrame(f, ipc.ControlFrameMax)
+	body, err := ipc.ReadFrame(f, ipc.ExecSpecFrameMax)
 	if err != nil {
 		return nil, err
 	}

@@ -44,10 +44,14 @@ func Marshal(v any) ([]byte, error) {
 }
 
 // Unmarshal checks b with [CheckBody] and decodes it into v, which must be a
-// pointer to a concrete struct. Unknown fields are an error.
+// pointer to a concrete struct. The value must be a map (the library would
+// also fill a struct from an array, by position); unknown fields are an error.
 func Unmarshal(b []byte, v any) error {
 	if err := CheckBody(b); err != nil {
 		return err
+	}
+	if c := b[0]; !(c >= 0x80 && c <= 0x8f || c == 0xde || c == 0xdf) {
+		return malformed("message is not a map")
 	}
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields(true)
@@ -87,8 +91,8 @@ type Message struct {
 	body msgpack.RawMessage
 }
 
-// Decode decodes the body strictly into v. An empty body (nil) leaves v at its
-// zero value.
+// Decode decodes the body strictly into v. A missing body is malformed; every
+// body, even an empty request, is a map.
 func (m *Message) Decode(v any) error {
 	if len(m.body) == 0 {
 		return malformed("missing body")

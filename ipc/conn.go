@@ -88,14 +88,23 @@ func (c *Conn) Recv(timeout time.Duration) (*Message, error) {
 	return DecodeEnvelope(b)
 }
 
-// Call sends a request and waits for the reply with the same id, decoding it
-// into reply. A reply of kind error is returned as *Error.
+// Call sends a request (capped at ControlFrameMax) and waits for the reply
+// with the same id, decoding it into reply. A reply of kind error is returned
+// as *Error.
 func (c *Conn) Call(id uint64, kind Kind, req, reply any, timeout time.Duration) error {
-	if err := c.Send(id, kind, req, ControlFrameMax); err != nil {
+	return c.CallMax(id, kind, req, ControlFrameMax, reply, timeout)
+}
+
+// CallMax is Call with the request capped at max bytes.
+func (c *Conn) CallMax(id uint64, kind Kind, req any, max int, reply any, timeout time.Duration) error {
+	if err := c.Send(id, kind, req, max); err != nil {
 		// A server that refused us may have closed before reading our
-		// request; its reason is then waiting to be read.
-		if m, rerr := c.Recv(time.Second); rerr == nil && m.Kind == KindError {
-			return m.Err()
+		// request; its reason is then waiting to be read. (A request we
+		// refused to send ourselves has no such reason.)
+		if !errors.Is(err, ErrFrameTooLarge) {
+			if m, rerr := c.Recv(time.Second); rerr == nil && m.Kind == KindError {
+				return m.Err()
+			}
 		}
 		return err
 	}

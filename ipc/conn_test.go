@@ -1,9 +1,12 @@
+//go:build linux
+
 package ipc
 
 import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -172,5 +175,35 @@ func TestFDPassing(t *testing.T) {
 	}
 	if _, g, err := RecvFD(b, buf, "x"); !errors.Is(err, ErrUnexpectedFD) || g != nil {
 		t.Fatalf("two fds: %v", err)
+	}
+}
+
+func TestDescendsFrom(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	child := int32(cmd.Process.Pid)
+	if !DescendsFrom(child, self) {
+		t.Error("a child of this binary does not descend from it")
+	}
+	if !DescendsFrom(int32(os.Getpid()), self) {
+		t.Error("this process does not descend from its own binary")
+	}
+	if DescendsFrom(int32(os.Getpid()), "/no/such/binary") {
+		t.Error("descends from a binary nobody runs")
+	}
+	if !DescendsFrom(1<<30, "/no/such/binary") {
+		t.Error("a process that is gone must count as descending (fail closed)")
+	}
+	// Through a connection: the peer of a socketpair is this process.
+	a, _ := conns(t)
+	if !a.PeerDescendsFrom(self) || a.PeerDescendsFrom("/no/such/binary") {
+		t.Error("PeerDescendsFrom")
 	}
 }

@@ -15,6 +15,10 @@ const (
 	// (an executor's outcome, the broker's reply to a call). Only readers of
 	// those messages raise their cap, and only to a configured value.
 	DefaultOutputFrameMax = 4 << 20
+	// ExecSpecFrameMax caps the exec request on the exec channel (and the
+	// plan between an executor's two stages): an agent's call fits in 64 KiB,
+	// and the broker adds the environment and Tier C's path lists.
+	ExecSpecFrameMax = 256 << 10
 	// frameHeader is the size of the length prefix.
 	frameHeader = 4
 )

@@ -57,7 +57,9 @@ func TestWriteFrameRefusesOverCap(t *testing.T) {
 func TestReadFrameOverCapAllocatesNothing(t *testing.T) {
 	in := []byte{0x7f, 0xff, 0xff, 0xff}
 	n := allocated(func() { _, _ = ReadFrame(bytes.NewReader(in), ControlFrameMax) })
-	if n > 4<<10 {
+	// Other goroutines of the test binary allocate too: allow for them, far
+	// below the 2 GiB the header claims.
+	if n > 64<<10 {
 		t.Fatalf("allocated %d bytes", n)
 	}
 }

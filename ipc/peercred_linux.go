@@ -31,6 +31,30 @@ func PeerCred(nc *net.UnixConn) (Cred, error) {
 	return Cred{UID: uc.Uid, GID: uc.Gid, PID: uc.Pid}, nil
 }
 
+// PeerDescendsFrom reports whether the peer descends from the executable at
+// path (see [DescendsFrom]). Where the kernel gives a pidfd for the peer
+// (SO_PEERPIDFD, Linux 6.5+), the peer must still be alive once the walk is
+// done: then its pid cannot have been reused by another process meanwhile.
+func (c *Conn) PeerDescendsFrom(path string) bool {
+	raw, err := c.nc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	pidfd := -1
+	_ = raw.Control(func(fd uintptr) {
+		if v, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD); err == nil {
+			pidfd = v
+		}
+	})
+	if pidfd >= 0 {
+		defer unix.Close(pidfd)
+	}
+	if DescendsFrom(c.peer.PID, path) {
+		return true
+	}
+	return pidfd >= 0 && unix.PidfdSendSignal(pidfd, 0, nil, 0) != nil
+}
+
 // DescendsFrom reports whether process pid, or any of its ancestors, runs the
 // executable at path (compared by /proc/PID/exe). The broker and the verifier
 // use it to refuse connections from the processes of a call, whose ancestor

@@ -96,6 +96,9 @@ func ParseSpawnReply(b []byte) (SpawnReply, error) {
 	}
 	r.Seq = binary.BigEndian.Uint32(b[4:])
 	r.Code = binary.BigEndian.Uint32(b[8:])
+	if r.Link && (r.Seq != 0 || r.Code != 0) {
+		return SpawnReply{}, malformed("link notice with seq %d code %d", r.Seq, r.Code)
+	}
 	return r, nil
 }
 

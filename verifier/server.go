@@ -66,7 +66,7 @@ func (s *Server) serveAdmin(ctx context.Context, nc *net.UnixConn) {
 	}
 	defer c.Close()
 	uid := c.Peer().UID
-	if s.executorPath != "" && ipc.DescendsFrom(c.Peer().PID, s.executorPath) {
+	if s.executorPath != "" && c.PeerDescendsFrom(s.executorPath) {
 		s.log.Warn("refused admin: a process of a call", "peer_uid", uid)
 		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "processes of a call may not administer Stockade"))
 		return
@@ -154,8 +154,12 @@ func (s *Server) serve(ctx context.Context, c *ipc.Conn, ch ipc.Channel) {
 		log.Warn("hello", "err", err)
 		return
 	}
+	idle := time.Duration(0) // the broker link lives as long as the broker
+	if ch == ipc.ChannelAdmin {
+		idle = ipc.IdleTimeout
+	}
 	for {
-		m, err := c.Recv(0)
+		m, err := c.Recv(idle)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
 				log.Warn("closing connection", "err", err)

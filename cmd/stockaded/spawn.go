@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"net"
 	"os"
 	"syscall"
@@ -19,7 +21,14 @@ func (s *supervisor) serveSpawn(conn *net.UnixConn) {
 	for {
 		n, f, err := ipc.RecvFD(conn, buf, "unexpected")
 		if err != nil || n == 0 {
-			return // channel closed (the broker exited) or garbage
+			// The broker exited, or sent a packet too long or with
+			// descriptors: close the channel either way, so that a broker
+			// still alive notices, exits and is restarted.
+			if err != nil && !errors.Is(err, io.EOF) {
+				s.log.Error("bad spawn packet; closing the broker's channel", "err", err)
+			}
+			conn.Close()
+			return
 		}
 		req, perr := ipc.ParseSpawnRequest(buf[:n])
 		if f != nil || perr != nil {
