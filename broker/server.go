@@ -28,8 +28,8 @@ type Options struct {
 	StateDir string
 	// Spawn is the supervisor's spawn channel.
 	Spawn *net.UnixConn
-	// ExecutorPath is the executor binary (see Server.executorPath).
-	ExecutorPath string
+	// ExecutorName is the executor's process name (see Server.executorName).
+	ExecutorName string
 	// Bwrap is the start-up probe's result.
 	Bwrap Bwrap
 }
@@ -45,9 +45,9 @@ type Server struct {
 	limiter  *ipc.ConnLimiter
 	spawner  *Spawner
 	verifier *verifierLink
-	// executorPath is stockade-exec's path: agents descending from it are
-	// processes of a call and are refused.
-	executorPath string
+	// executorName is stockade-exec's name: agents descending from a
+	// process of that name are processes of a call and are refused.
+	executorName string
 	bwrap        Bwrap
 	started      time.Time
 	calls        atomic.Uint64
@@ -61,7 +61,7 @@ func New(o Options) *Server {
 		tools:        make(map[string]*ToolConfig),
 		limiter:      ipc.NewConnLimiter(o.Config.MaxConnsPerUID),
 		started:      time.Now(),
-		executorPath: o.ExecutorPath,
+		executorName: o.ExecutorName,
 		bwrap:        o.Bwrap,
 	}
 	for i := range o.Config.Tools {
@@ -123,7 +123,7 @@ func (s *Server) serveAgent(ctx context.Context, nc *net.UnixConn) {
 	defer c.Close()
 	peer := c.Peer()
 	log := s.log.With("peer_uid", peer.UID, "peer_pid", peer.PID)
-	if s.executorPath != "" && c.PeerDescendsFrom(s.executorPath) {
+	if s.executorName != "" && c.PeerDescendsFrom(s.executorName) {
 		log.Warn("refused agent: a process of a call")
 		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "processes of a call may not call the broker"))
 		return

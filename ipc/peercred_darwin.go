@@ -37,7 +37,7 @@ func PeerCred(nc *net.UnixConn) (Cred, error) {
 
 // DescendsFrom is not implemented on macOS: it reports false. Executors
 // there are confined by Seatbelt, which denies connecting to the sockets.
-func DescendsFrom(pid int32, path string) bool { return false }
+func DescendsFrom(pid int32, name string) bool { return false }
 
 // PeerDescendsFrom is not implemented on macOS: it reports false.
-func (c *Conn) PeerDescendsFrom(path string) bool { return false }
+func (c *Conn) PeerDescendsFrom(name string) bool { return false }

@@ -31,11 +31,11 @@ func PeerCred(nc *net.UnixConn) (Cred, error) {
 	return Cred{UID: uc.Uid, GID: uc.Gid, PID: uc.Pid}, nil
 }
 
-// PeerDescendsFrom reports whether the peer descends from the executable at
-// path (see [DescendsFrom]). Where the kernel gives a pidfd for the peer
+// PeerDescendsFrom reports whether the peer descends from a process named
+// name (see [DescendsFrom]). Where the kernel gives a pidfd for the peer
 // (SO_PEERPIDFD, Linux 6.5+), the peer must still be alive once the walk is
 // done: then its pid cannot have been reused by another process meanwhile.
-func (c *Conn) PeerDescendsFrom(path string) bool {
+func (c *Conn) PeerDescendsFrom(name string) bool {
 	raw, err := c.nc.SyscallConn()
 	if err != nil {
 		return true
@@ -49,36 +49,48 @@ func (c *Conn) PeerDescendsFrom(path string) bool {
 	if pidfd >= 0 {
 		defer unix.Close(pidfd)
 	}
-	if DescendsFrom(c.peer.PID, path) {
+	if DescendsFrom(c.peer.PID, name) {
 		return true
 	}
-	return pidfd >= 0 && unix.PidfdSendSignal(pidfd, 0, nil, 0) != nil
+	if pidfd < 0 {
+		return false
+	}
+	// A pidfd polls readable once its process has exited. (Not a signal 0:
+	// a daemon confined by Landlock's signal scope may not signal the peer.)
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || n != 0
 }
 
-// DescendsFrom reports whether process pid, or any of its ancestors, runs the
-// executable at path (compared by /proc/PID/exe). The broker and the verifier
-// use it to refuse connections from the processes of a call, whose ancestor
-// is always an executor (a child subreaper): in single-user mode they share
-// the caller's uid, so the uid alone cannot tell them apart. A process whose
-// ancestry cannot be read is reported as descending, so the check fails
-// closed.
-func DescendsFrom(pid int32, path string) bool {
+// DescendsFrom reports whether process pid, or any of its ancestors, runs a
+// program whose name (the kernel's comm, /proc/PID/stat) is name. The broker
+// and the verifier use it with "stockade-exec" to refuse connections from the
+// processes of a call, whose ancestor is always an executor (a child
+// subreaper): in single-user mode they share the caller's uid, so the uid
+// alone cannot tell them apart. A process of a call cannot rename its
+// ancestors, and the check reads only /proc/PID/stat, which stays readable
+// when the checking daemon is itself confined by Landlock (/proc/PID/exe does
+// not). A process whose ancestry cannot be read (gone, or unreadable) is
+// reported as descending: the check fails closed.
+func DescendsFrom(pid int32, name string) bool {
+	if len(name) > 15 {
+		name = name[:15] // comm holds 15 bytes
+	}
 	for hops := 0; pid > 1 && hops < 128; hops++ {
-		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		if err == nil && exe == path {
-			return true
-		}
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			// Gone or unreadable: a process of a call could connect, hand the
 			// socket to its child and exit before this check. Refuse.
 			return true
 		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
+		open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || close < open {
 			return true
 		}
-		f := strings.Fields(string(b[i+1:]))
+		if string(b[open+1:close]) == name {
+			return true
+		}
+		f := strings.Fields(string(b[close+1:]))
 		if len(f) < 2 {
 			return true
 		}

@@ -85,7 +85,10 @@ func goDaemonRules() []Rule {
 		"memfd_create", // sealed in-memory files to hand over module bytes
 		"getcwd", "umask", "uname", "getrusage",
 		"getuid", "geteuid", "getgid", "getegid", "getgroups",
+		// Is a peer pinned by its SO_PEERPIDFD still alive? (poll the pidfd)
+		"ppoll",
 	)...)
+	r = append(r, Rule{Syscall: "poll", Arch: AMD64, Action: ActAllow})
 	// The network poller and Unix sockets; SCM_RIGHTS rides on sendmsg/recvmsg.
 	r = append(r, allow(
 		"epoll_create1", "epoll_ctl", "epoll_pwait", "epoll_pwait2", "eventfd2",

@@ -21,18 +21,19 @@ const Software = "stockade-verifier"
 type Server struct {
 	log    *slog.Logger
 	admins []uint32
-	// executorPath is stockade-exec's path: processes of a call (they
+	// executorName is stockade-exec's name: processes of a call (they
 	// descend from an executor) are refused on admin.sock.
-	executorPath string
+	executorName string
 	limiter      *ipc.ConnLimiter
 	started      time.Time
 	wg           sync.WaitGroup
 }
 
 // New returns a verifier that lets admins (by uid) use admin.sock, refusing
-// processes that descend from executorPath ("" disables that check).
-func New(log *slog.Logger, admins []uint32, executorPath string) *Server {
-	return &Server{log: log, admins: admins, executorPath: executorPath, limiter: ipc.NewConnLimiter(8), started: time.Now()}
+// processes that descend from one named executorName ("" disables that
+// check).
+func New(log *slog.Logger, admins []uint32, executorName string) *Server {
+	return &Server{log: log, admins: admins, executorName: executorName, limiter: ipc.NewConnLimiter(8), started: time.Now()}
 }
 
 // ServeAdmin accepts admins on ln until ctx ends.
@@ -66,7 +67,7 @@ func (s *Server) serveAdmin(ctx context.Context, nc *net.UnixConn) {
 	}
 	defer c.Close()
 	uid := c.Peer().UID
-	if s.executorPath != "" && c.PeerDescendsFrom(s.executorPath) {
+	if s.executorName != "" && c.PeerDescendsFrom(s.executorName) {
 		s.log.Warn("refused admin: a process of a call", "peer_uid", uid)
 		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "processes of a call may not administer Stockade"))
 		return

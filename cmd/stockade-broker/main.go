@@ -13,7 +13,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/stockade-dev/stockade/broker"
@@ -24,6 +23,7 @@ func main() {
 	configPath := flag.String("config", "", "configuration file (default: the embedded configuration)")
 	stateDir := flag.String("state-dir", "", "state directory (required)")
 	mode := flag.String("mode", "single-user", "single-user or multi-uid")
+	flag.BoolVar(&noRestrict, "no-restrict", false, "skip Landlock and seccomp on the broker itself (debugging only)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("role", "broker")
 	if err := run(log, *configPath, *stateDir, *mode); err != nil {
@@ -31,6 +31,8 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+var noRestrict bool
 
 func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	if stateDir == "" {
@@ -56,10 +58,6 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	bw := broker.ProbeBwrap()
 	if bw.Usable {
 		log.Info("bubblewrap usable", "version", bw.Version)
@@ -68,8 +66,17 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	}
 	srv := broker.New(broker.Options{
 		Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn,
-		ExecutorPath: filepath.Join(filepath.Dir(self), "stockade-exec"), Bwrap: bw,
+		ExecutorName: "stockade-exec", Bwrap: bw,
 	})
+	if noRestrict {
+		log.Warn("not restricting the broker (--no-restrict)")
+	} else {
+		how, err := broker.Restrict(stateDir)
+		if err != nil {
+			return fmt.Errorf("restricting the broker: %w", err)
+		}
+		log.Info("broker restricted", "how", how)
+	}
 	log.Info("broker serving", "tools", len(cfg.Tools)+1)
 	return srv.Serve(ctx, uln)
 }

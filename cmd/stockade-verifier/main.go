@@ -96,11 +96,12 @@ func serve(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	self, err := os.Executable()
+	how, err := verifier.Restrict()
 	if err != nil {
-		return err
+		return fmt.Errorf("restricting the verifier: %w", err)
 	}
-	srv := verifier.New(log, admins, filepath.Join(filepath.Dir(self), "stockade-exec"))
+	log.Info("verifier restricted", "how", how)
+	srv := verifier.New(log, admins, "stockade-exec")
 	errc := make(chan error, 2)
 	go func() { errc <- srv.ServeAdmin(ctx, uln) }()
 	go func() { errc <- srv.ServeLinks(ctx, handoff) }()

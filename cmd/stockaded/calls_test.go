@@ -515,3 +515,24 @@ func TestCallCgroup(t *testing.T) {
 		})
 	}
 }
+
+// TestRolesRestricted: the broker and the verifier run under their seccomp
+// allow-lists and no_new_privs once started.
+func TestRolesRestricted(t *testing.T) {
+	s := startSystem(t, testConfig)
+	st := s.status()
+	for name, pid := range map[string]int{"broker": st.Broker.PID, "verifier": st.Verifier.PID} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2"} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
+		}
+	}
+	if !s.waitLog("broker restricted") || !s.waitLog("verifier restricted") {
+		t.Error("restriction not logged")
+	}
+}

@@ -1,0 +1,36 @@
+package broker
+
+import (
+	"fmt"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+
+	"github.com/stockade-dev/stockade/seccomp"
+)
+
+// Restrict confines the broker once start-up is over (configuration read,
+// bwrap probed, sockets inherited): Landlock limits it to writing its state
+// directory and reading /proc (peers' ancestry), and the `broker` seccomp
+// allow-list kills it on any system call a broker does not make. Resolving
+// paths (lstat, readlink) is not a Landlock right, so workspace and command
+// checks keep working. It returns what it enforced, for the log.
+func Restrict(stateDir string) (string, error) {
+	if err := landlock.V6.Restrict(
+		landlock.RWDirs(stateDir).WithRefer(),
+		landlock.RODirs("/proc"),
+	); err != nil {
+		return "", fmt.Errorf("landlock: %w", err)
+	}
+	p, err := seccomp.Named("broker")
+	if err != nil {
+		return "", err
+	}
+	prog, err := p.Compile(seccomp.NativeArch())
+	if err != nil {
+		return "", err
+	}
+	if err := seccomp.Install(prog); err != nil {
+		return "", err
+	}
+	return "landlock v6, seccomp broker " + prog.Digest(), nil
+}

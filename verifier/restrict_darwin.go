@@ -1,0 +1,8 @@
+package verifier
+
+import "errors"
+
+// Restrict is not available on macOS yet.
+func Restrict() (string, error) {
+	return "", errors.New("daemon self-restriction is not implemented on macOS")
+}
