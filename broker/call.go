@@ -23,7 +23,7 @@ func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req 
 	start := time.Now()
 	callID := newCallID()
 	log = log.With("call_id", callID, "tool", req.Tool)
-	spec, cleanup, err := s.plan(callID, req)
+	spec, cleanup, err := s.plan(callID, peer, req)
 	if err != nil {
 		log.Info("call refused", "err", err)
 		return nil, err
@@ -52,7 +52,7 @@ func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req 
 
 // plan validates req against the tool's configuration and builds the spec.
 // The returned cleanup removes the directories made for the call.
-func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(), error) {
+func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.ExecSpec, func(), error) {
 	nop := func() {}
 	if len(req.Tool) > maxToolNameLen || len(req.RunID) > maxRunIDLen {
 		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool name over %d bytes or run_id over %d bytes", maxToolNameLen, maxRunIDLen)
@@ -111,6 +111,7 @@ func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(
 	if isInterpreter(path) && !iso.AllowInterpreters {
 		return nil, nop, ipc.Errorf(ipc.ClassDenied, "%s is an interpreter or launcher, which this tool may not run", filepath.Base(path))
 	}
+	toolName := req.Tool
 	egress := false
 	switch iso.Egress {
 	case EgressPreflight:
@@ -139,6 +140,11 @@ func (s *Server) plan(callID string, req *ipc.CallRequest) (*ipc.ExecSpec, func(
 		return nil, nop, err
 	}
 	if err := scopeArgs(agentArgs, dir); err != nil {
+		cleanup()
+		return nil, nop, err
+	}
+	facts := &callFacts{tool: toolName, iso: iso, program: path, argv: argv, agentArgs: agentArgs, workspace: dir, egress: egress}
+	if err := s.authorize(peer, req, facts); err != nil {
 		cleanup()
 		return nil, nop, err
 	}

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/stockade-dev/stockade/policy"
 )
 
 //go:embed default.toml
@@ -45,6 +48,16 @@ type Config struct {
 	// OutputFrameMax caps the frames that carry output (default 4 MiB). A
 	// call's max_output must leave 64 KiB of it for the rest of the outcome.
 	OutputFrameMax int `toml:"output_frame_max"`
+	// Agents name the principals: a uid, the name Cedar knows it by
+	// (Agent::"name") and its groups. Their uids may call the broker too. In
+	// single-user mode the invoking uid not listed here is Agent::"local" in
+	// Group::"local".
+	Agents []AgentConfig `toml:"agent"`
+	// PolicyDir holds the operator's *.cedar files; empty means the embedded
+	// default set. Reloaded on SIGHUP.
+	PolicyDir string `toml:"policy_dir"`
+	// Budget limits runs; charged only when a call is permitted.
+	Budget BudgetConfig `toml:"budget"`
 	// Defaults apply to every tool that does not set its own.
 	Defaults Limits `toml:"defaults"`
 	// Run configures the built-in process.run tool (ad-hoc commands).
@@ -76,8 +89,28 @@ type Isolation struct {
 	// ReadOnly lists extra paths the target may read (Tier C).
 	ReadOnly []string `toml:"read_only"`
 	// AllowInterpreters lets the tool run shells, script interpreters and
-	// launchers (matched on the resolved executable).
+	// launchers (matched on the resolved executable); policy must still
+	// permit the interpreter.run capability.
 	AllowInterpreters bool `toml:"allow_interpreters"`
+	// Capabilities the tool may ask for, as Cedar sees them on the resource
+	// (default: process.exec, fs.write, and interpreter.run and
+	// network.egress when the settings above allow them).
+	Capabilities []string `toml:"capabilities"`
+}
+
+// AgentConfig names one principal.
+type AgentConfig struct {
+	Name   string   `toml:"name"`
+	UID    uint32   `toml:"uid"`
+	Groups []string `toml:"groups"`
+}
+
+// BudgetConfig limits what a run (calls sharing a run_id) may use. Zero
+// means no limit.
+type BudgetConfig struct {
+	// MaxCallsPerRun: the next call of a run that has made this many is
+	// refused with budget_exceeded.
+	MaxCallsPerRun int64 `toml:"max_calls_per_run"`
 }
 
 // RunConfig configures process.run.
@@ -211,6 +244,19 @@ func (c *Config) validate() error {
 	c.Defaults = c.Defaults.over(builtin)
 	if err := c.checkLimits("defaults", c.Defaults); err != nil {
 		return err
+	}
+	for i, a := range c.Agents {
+		if a.Name == "" || a.Name == "local" {
+			return fmt.Errorf("agent %d: a name other than \"local\" is needed", i+1)
+		}
+	}
+	if c.Budget.MaxCallsPerRun < 0 {
+		return errors.New("budget.max_calls_per_run must not be negative")
+	}
+	if c.PolicyDir != "" {
+		if !filepath.IsAbs(c.PolicyDir) {
+			return fmt.Errorf("policy_dir %q must be absolute", c.PolicyDir)
+		}
 	}
 	if err := c.Run.Isolation.validate(); err != nil {
 		return fmt.Errorf("run: %v", err)
@@ -359,6 +405,23 @@ func (i *Isolation) validate() error {
 		i.EgressAllow[j] = canonicalHost(h)
 		if i.EgressAllow[j] == "" || strings.ContainsAny(h, "/ ") {
 			return fmt.Errorf("egress_allow %q: a host name, IP or .suffix", h)
+		}
+	}
+	if len(i.Capabilities) == 0 {
+		i.Capabilities = []string{"process.exec"}
+		if i.Workspace == "rw" {
+			i.Capabilities = append(i.Capabilities, "fs.write")
+		}
+		if i.AllowInterpreters {
+			i.Capabilities = append(i.Capabilities, "interpreter.run")
+		}
+		if i.Egress != EgressNone {
+			i.Capabilities = append(i.Capabilities, "network.egress")
+		}
+	}
+	for _, c := range i.Capabilities {
+		if !slices.Contains(policy.Capabilities(), policy.Capability(c)) {
+			return fmt.Errorf("capability %q: one of %v", c, policy.Capabilities())
 		}
 	}
 	for j, p := range i.ReadOnly {

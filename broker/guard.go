@@ -179,15 +179,46 @@ func hostsIn(args []string) []string {
 			}
 			continue
 		}
-		if h, _, err := net.SplitHostPort(v); err == nil && h != "" && !strings.Contains(h, "/") {
+		if h, port, err := net.SplitHostPort(v); err == nil && plausibleHost(h) && isPort(port) {
 			hosts = append(hosts, canonicalHost(h))
 			continue
 		}
-		if strings.HasPrefix(a, "--") && strings.Contains(strings.ToLower(a), "host") && v != "" && !strings.Contains(v, "/") {
+		if strings.HasPrefix(a, "--") && strings.Contains(strings.ToLower(a), "host") && plausibleHost(v) {
 			hosts = append(hosts, canonicalHost(v))
 		}
 	}
 	return hosts
+}
+
+// plausibleHost reports whether h could name a host: an IP literal, or
+// letters, digits, '-', '_' and '.' (so that `a=b; c:d` in a script is not
+// mistaken for host:port).
+func plausibleHost(h string) bool {
+	h = strings.Trim(h, "[]")
+	if h == "" {
+		return false
+	}
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func isPort(p string) bool {
+	if p == "" || len(p) > 5 {
+		return false
+	}
+	for _, r := range p {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func canonicalHost(h string) string {

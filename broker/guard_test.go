@@ -89,6 +89,8 @@ func TestPreflight(t *testing.T) {
 		{[]string{"10.0.0.1:443"}, true},
 		{[]string{"--host=api.example.com"}, true},
 		{[]string{"-v", "file.txt"}, true},
+		{[]string{"-c", `x=a; while :; do x="$x$x"; done`}, true},
+		{[]string{"a:b"}, true},
 		{[]string{"https://cdn.example.org/x"}, false}, // the suffix rule needs a subdomain
 		{[]string{"https://evil.com/?u=api.example.com"}, false},
 		{[]string{"evil.com:80"}, false},

@@ -10,15 +10,16 @@ import (
 
 // Restrict confines the broker once start-up is over (configuration read,
 // bwrap probed, sockets inherited): Landlock limits it to writing its state
-// directory and reading /proc (peers' ancestry), and the `broker` seccomp
+// directory and reading /proc (peers' ancestry) and the policy directory, and the `broker` seccomp
 // allow-list kills it on any system call a broker does not make. Resolving
 // paths (lstat, readlink) is not a Landlock right, so workspace and command
 // checks keep working. It returns what it enforced, for the log.
-func Restrict(stateDir string) (string, error) {
-	if err := landlock.V6.Restrict(
-		landlock.RWDirs(stateDir).WithRefer(),
-		landlock.RODirs("/proc"),
-	); err != nil {
+func Restrict(stateDir, policyDir string) (string, error) {
+	rules := []landlock.Rule{landlock.RWDirs(stateDir).WithRefer(), landlock.RODirs("/proc")}
+	if policyDir != "" {
+		rules = append(rules, landlock.RODirs(policyDir)) // reloaded on SIGHUP
+	}
+	if err := landlock.V6.Restrict(rules...); err != nil {
 		return "", fmt.Errorf("landlock: %w", err)
 	}
 	p, err := seccomp.Named("broker")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stockade-dev/stockade/ipc"
+	"github.com/stockade-dev/stockade/policy"
 )
 
 // Software names the broker in Hello.
@@ -49,13 +50,20 @@ type Server struct {
 	// process of that name are processes of a call and are refused.
 	executorName string
 	bwrap        Bwrap
+	policy       *policy.Engine
+	budget       runBudget
 	started      time.Time
 	calls        atomic.Uint64
 	wg           sync.WaitGroup
 }
 
-// New builds a Server and starts reading the spawn channel.
-func New(o Options) *Server {
+// New builds a Server, loads its policies and starts reading the spawn
+// channel.
+func New(o Options) (*Server, error) {
+	engine, err := policy.NewEngine(o.Config.PolicyDir)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		log: o.Log, cfg: o.Config, mode: o.Mode, stateDir: o.StateDir,
 		tools:        make(map[string]*ToolConfig),
@@ -63,17 +71,21 @@ func New(o Options) *Server {
 		started:      time.Now(),
 		executorName: o.ExecutorName,
 		bwrap:        o.Bwrap,
+		policy:       engine,
 	}
 	for i := range o.Config.Tools {
 		s.tools[o.Config.Tools[i].Name] = &o.Config.Tools[i]
 	}
-	s.agents = o.Config.AgentUIDs
+	s.agents = append([]uint32(nil), o.Config.AgentUIDs...)
+	for _, a := range o.Config.Agents {
+		s.agents = append(s.agents, a.UID)
+	}
 	if len(s.agents) == 0 {
 		s.agents = []uint32{uint32(os.Getuid())}
 	}
 	s.verifier = &verifierLink{log: o.Log}
 	s.spawner = NewSpawner(o.Log, o.Spawn, s.verifier.replace)
-	return s
+	return s, nil
 }
 
 // Serve accepts agents on ln until ctx ends or the spawn channel fails, then

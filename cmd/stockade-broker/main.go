@@ -64,14 +64,29 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	} else {
 		log.Warn("bubblewrap not usable: Tier C runs with Landlock and seccomp only", "reason", bw.Reason)
 	}
-	srv := broker.New(broker.Options{
+	srv, err := broker.New(broker.Options{
 		Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn,
 		ExecutorName: "stockade-exec", Bwrap: bw,
 	})
+	if err != nil {
+		return err
+	}
+	// SIGHUP reloads the policies; a set that fails keeps the old one.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			if err := srv.ReloadPolicy(); err != nil {
+				log.Error("policy reload failed; the previous policies stay in force", "err", err)
+			} else {
+				log.Info("policies reloaded")
+			}
+		}
+	}()
 	if noRestrict {
 		log.Warn("not restricting the broker (--no-restrict)")
 	} else {
-		how, err := broker.Restrict(stateDir)
+		how, err := broker.Restrict(stateDir, cfg.PolicyDir)
 		if err != nil {
 			return fmt.Errorf("restricting the broker: %w", err)
 		}

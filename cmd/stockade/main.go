@@ -25,6 +25,7 @@ const usage = `usage:
   stockade [--socket PATH] call TOOL [--run ID] [--input JSON|@FILE] [--json] [-- ARGS]
   stockade [--socket PATH] run [--workspace DIR] [--timeout D] [--max-output N] [--json] -- CMD [ARGS]
   stockade [--socket PATH] status
+  stockade policy check --dir DIR | eval ... | test FILE | schema | digest -- ARGV
 `
 
 func main() {
@@ -54,6 +55,8 @@ func run(args []string) int {
 		code, err = cmdCall(socket, rest)
 	case "run":
 		code, err = cmdRun(socket, rest)
+	case "policy":
+		return cmdPolicy(rest)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0

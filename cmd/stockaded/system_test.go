@@ -77,6 +77,16 @@ type system struct {
 // process.run (the tests drive their targets with sh -c).
 const testConfig = "[run]\nallow_interpreters = true\n" + toolsConfig
 
+// permissivePolicy lets the local user make any call: the tests drive their
+// targets with shells, which the embedded default policy forbids.
+var permissivePolicy = func() string {
+	p, err := filepath.Abs("../../testdata/policy/permissive")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
 // toolsConfig is the embedded default's tools.
 const toolsConfig = `
 [[tool]]
@@ -104,6 +114,9 @@ func startSystem(t testing.TB, config string) *system {
 	t.Cleanup(func() { os.RemoveAll(runtime) })
 	args := []string{"--single-user", "--runtime-dir", runtime, "--state-dir", state}
 	if config != "" {
+		if !strings.Contains(config, "policy_dir") {
+			config = fmt.Sprintf("policy_dir = %q\n", permissivePolicy) + config
+		}
 		p := filepath.Join(state, "stockade.toml")
 		if err := os.WriteFile(p, []byte(config), 0o600); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,160 @@
+package broker
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/stockade-dev/stockade/ipc"
+	"github.com/stockade-dev/stockade/policy"
+)
+
+// principalOf maps a peer uid to the principal Cedar sees. The uid comes from
+// the kernel; nothing in a message can change it.
+func (s *Server) principalOf(uid uint32) policy.Principal {
+	for _, a := range s.cfg.Agents {
+		if a.UID == uid {
+			return policy.Principal{Name: a.Name, UID: uid, Groups: a.Groups}
+		}
+	}
+	if uid == uint32(os.Getuid()) {
+		return policy.Principal{Name: "local", UID: uid, Groups: []string{"local"}}
+	}
+	return policy.Principal{Name: fmt.Sprintf("uid-%d", uid), UID: uid}
+}
+
+// runBudget counts calls per run. Calls without a run id are not counted.
+type runBudget struct {
+	mu    sync.Mutex
+	calls map[string]int64
+}
+
+// used returns the calls the run has made.
+func (b *runBudget) used(run string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls[run]
+}
+
+// charge counts one permitted call of run, unless the run is at max (then it
+// reports false).
+func (b *runBudget) charge(run string, max int64) bool {
+	if run == "" {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if max > 0 && b.calls[run] >= max {
+		return false
+	}
+	if b.calls == nil {
+		b.calls = make(map[string]int64)
+	}
+	b.calls[run]++
+	return true
+}
+
+// callFacts is what a planned call tells the policy.
+type callFacts struct {
+	tool      string
+	iso       *Isolation
+	program   string
+	argv      []string
+	agentArgs []string
+	workspace string
+	egress    bool
+}
+
+// authorize decides a planned call with Cedar and charges the run's budget.
+// Any error, malformed request or evaluation failure is a denial.
+func (s *Server) authorize(peer ipc.Cred, req *ipc.CallRequest, f *callFacts) error {
+	used := int64(0)
+	if req.RunID != "" {
+		used = s.budget.used(req.RunID)
+		if max := s.cfg.Budget.MaxCallsPerRun; max > 0 && used >= max {
+			return ipc.Errorf(ipc.ClassBudgetExceeded, "run %q has made its %d calls", req.RunID, max)
+		}
+	}
+	preq, err := s.policyRequest(peer, req, f, used)
+	if err != nil {
+		return ipc.Errorf(ipc.ClassDenied, "the call cannot be expressed to the policy: %v", err)
+	}
+	d := s.policy.Decide(preq)
+	if !d.Allowed() {
+		s.log.Info("denied by policy", "peer_uid", peer.UID, "tool", req.Tool, "decision", d)
+		e := ipc.Errorf(ipc.ClassDenied, "denied by policy")
+		e.Policies = d.Policies()
+		return e
+	}
+	if !s.budget.charge(req.RunID, s.cfg.Budget.MaxCallsPerRun) {
+		return ipc.Errorf(ipc.ClassBudgetExceeded, "run %q has made its %d calls", req.RunID, s.cfg.Budget.MaxCallsPerRun)
+	}
+	return nil
+}
+
+func (s *Server) policyRequest(peer ipc.Cred, req *ipc.CallRequest, f *callFacts, used int64) (*policy.Request, error) {
+	caps := []policy.Capability{policy.ProcessExec}
+	if f.iso.Workspace == "rw" {
+		caps = append(caps, policy.FSWrite)
+	}
+	if isInterpreter(f.program) {
+		caps = append(caps, policy.InterpreterRun)
+	}
+	if f.egress {
+		caps = append(caps, policy.NetworkEgress)
+	}
+	var toolCaps []policy.Capability
+	for _, c := range f.iso.Capabilities {
+		toolCaps = append(toolCaps, policy.Capability(c))
+	}
+	ws, err := policy.ResolvePath(f.workspace)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := policy.ResolvePath(f.program)
+	if err != nil {
+		return nil, err
+	}
+	var paths []policy.Path
+	for _, a := range f.agentArgs {
+		for _, p := range pathCandidates(a) {
+			rp, err := policy.ResolvePathIn(ws, p)
+			if err != nil {
+				return nil, err
+			}
+			paths = append(paths, rp)
+		}
+	}
+	var hosts []policy.Host
+	for _, h := range hostsIn(f.agentArgs) {
+		ph, err := policy.ParseHost(h)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(hosts, ph) {
+			hosts = append(hosts, ph)
+		}
+	}
+	return &policy.Request{
+		Principal: s.principalOf(peer.UID),
+		Tool: policy.Tool{
+			Name: f.tool, Kind: policy.KindProcess, Tier: policy.Tier(f.iso.Tier),
+			Capabilities: toolCaps, Egress: policy.Egress(f.iso.Egress),
+		},
+		Actions: caps,
+		Context: policy.Context{
+			RunID: req.RunID, CallsUsed: used, Tier: policy.Tier(f.iso.Tier),
+			EgressHosts: hosts, Workspace: ws, Paths: paths, Program: prog,
+			Argv: f.argv, Now: time.Now(),
+			Budget: policy.Budget{CallsMax: s.cfg.Budget.MaxCallsPerRun},
+		},
+	}, nil
+}
+
+// ReloadPolicy re-reads the policy directory; on failure the set in force
+// stays and the error says why.
+func (s *Server) ReloadPolicy() error {
+	return s.policy.Reload(s.cfg.PolicyDir)
+}
