@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -301,4 +302,24 @@ func (s *system) waitLog(substr string) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
+}
+
+func errorsAs(err error, target **ipc.Error) bool { return errors.As(err, target) }
+
+// rawHello connects to agent.sock and completes Hello by hand.
+func rawHello(t *testing.T, s *system) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("unix", s.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := ipc.EncodeEnvelope(0, ipc.KindHello, ipc.Hello{Proto: ipc.ProtocolName, Version: ipc.ProtocolVersion, Channel: ipc.ChannelAgent})
+	if _, err := nc.Write(ipc.AppendFrame(nil, b)); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := ipc.ReadFrame(nc, ipc.ControlFrameMax); err != nil {
+		t.Fatal(err)
+	}
+	return nc
 }
