@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -95,4 +96,25 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatal("validated config below the frame minimum")
 		}
 	})
+}
+
+// TestDeploymentExample keeps docs/DEPLOYMENT.md true: its configuration
+// example parses and validates.
+func TestDeploymentExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/DEPLOYMENT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```toml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("no toml example in docs/DEPLOYMENT.md")
+	}
+	c, err := ParseConfig([]byte(example))
+	if err != nil {
+		t.Fatalf("the documented example does not load: %v", err)
+	}
+	if c.Budget.MaxCallsPerRun != 100 || len(c.Agents) != 1 || c.Run.Tier != "C" || len(c.Tools) != 1 {
+		t.Fatalf("example decoded to %+v", c)
+	}
 }
