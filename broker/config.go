@@ -86,6 +86,10 @@ type Isolation struct {
 	LandlockMinABI int `toml:"landlock_min_abi"`
 	// Workspace is "rw" (default) or "ro".
 	Workspace string `toml:"workspace"`
+	// WorkspaceHardlinks is "refuse" (default: a writable workspace holding a
+	// hardlinked file is refused, since the target could write through it)
+	// or "allow".
+	WorkspaceHardlinks string `toml:"workspace_hardlinks"`
 	// ReadOnly lists extra paths the target may read (Tier C).
 	ReadOnly []string `toml:"read_only"`
 	// AllowInterpreters lets the tool run shells, script interpreters and
@@ -382,6 +386,7 @@ func (i *Isolation) validate() error {
 	def(&i.Egress, EgressNone)
 	def(&i.Bwrap, "auto")
 	def(&i.Workspace, "rw")
+	def(&i.WorkspaceHardlinks, "refuse")
 	if i.LandlockMinABI == 0 {
 		i.LandlockMinABI = 6
 	}
@@ -394,6 +399,8 @@ func (i *Isolation) validate() error {
 		return fmt.Errorf("bwrap %q: auto, required or off", i.Bwrap)
 	case i.Workspace != "rw" && i.Workspace != "ro":
 		return fmt.Errorf("workspace %q: rw or ro", i.Workspace)
+	case i.WorkspaceHardlinks != "refuse" && i.WorkspaceHardlinks != "allow":
+		return fmt.Errorf("workspace_hardlinks %q: refuse or allow", i.WorkspaceHardlinks)
 	case i.LandlockMinABI < 1 || i.LandlockMinABI > maxKnownLandlockABI:
 		return fmt.Errorf("landlock_min_abi %d: 1 to %d", i.LandlockMinABI, maxKnownLandlockABI)
 	case i.Egress == EgressPreflight && len(i.EgressAllow) == 0:

@@ -65,6 +65,7 @@ func sandboxFor(iso *Isolation, bw Bwrap, program, workspace, tmp string, egress
 		ReadOnly:       existing(ro...),
 		ReadWrite:      existing(rw...),
 		Bwrap:          "off",
+		AllowHardlinks: iso.WorkspaceHardlinks == "allow",
 	}
 	switch {
 	case iso.Bwrap == "off":

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -261,6 +262,11 @@ func decide(spec *ipc.ExecSpec) (*stagePlan, ipc.Receipt, error) {
 		r.Seccomp = "executor-nonet"
 	}
 	sb := spec.Sandbox
+	if sb != nil && !sb.AllowHardlinks && slices.Contains(sb.ReadWrite, spec.Dir) {
+		if err := checkHardlinks(spec.Dir); err != nil {
+			return nil, r, err
+		}
+	}
 	if sb != nil {
 		host := LandlockABI()
 		if host == 0 || host < sb.MinLandlockABI {

@@ -209,6 +209,9 @@ type SandboxSpec struct {
 	// Bwrap is "required" (run the target under bubblewrap, or refuse the
 	// call) or "off". The broker resolves a tool's "auto" by probing bwrap.
 	Bwrap string `msgpack:"bwrap" json:"bwrap"`
+	// AllowHardlinks skips the executor's check that a writable workspace
+	// holds no hardlinked file.
+	AllowHardlinks bool `msgpack:"allow_hardlinks,omitempty" json:"allow_hardlinks,omitempty"`
 	// BwrapVersion is the version the broker's probe found.
 	BwrapVersion string `msgpack:"bwrap_version,omitempty" json:"bwrap_version,omitempty"`
 }

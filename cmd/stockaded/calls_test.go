@@ -536,3 +536,31 @@ func TestRolesRestricted(t *testing.T) {
 		t.Error("restriction not logged")
 	}
 }
+
+// TestHardlinkedWorkspace: a hardlink planted in a writable workspace would
+// let the target write a file outside it (Landlock confines paths, not
+// inodes): Tier C refuses such a workspace.
+func TestHardlinkedWorkspace(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "target.txt")
+	if err := os.WriteFile(outside, []byte("orig\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	if err := os.Link(outside, filepath.Join(ws, "planted.txt")); err != nil {
+		t.Fatal(err)
+	}
+	attack := &ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c", "echo PWNED >> planted.txt"}}
+	s := startSystem(t, "[run]\nallow_interpreters = true\ntier = \"C\"\n"+toolsConfig)
+	_, err := s.call(attack)
+	wantClass(t, err, ipc.ClassInvalidInput)
+	if b, _ := os.ReadFile(outside); string(b) != "orig\n" {
+		t.Fatalf("outside file now %q", b)
+	}
+	// The same workspace without the link runs.
+	if err := os.Remove(filepath.Join(ws, "planted.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c", "echo ok > mine.txt"}}); err != nil {
+		t.Fatalf("clean workspace: %v", err)
+	}
+}
