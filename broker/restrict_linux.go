@@ -22,16 +22,9 @@ func Restrict(stateDir, policyDir string) (string, error) {
 	if err := landlock.V6.Restrict(rules...); err != nil {
 		return "", fmt.Errorf("landlock: %w", err)
 	}
-	p, err := seccomp.Named("broker")
+	digest, err := seccomp.InstallNamed("broker")
 	if err != nil {
 		return "", err
 	}
-	prog, err := p.Compile(seccomp.NativeArch())
-	if err != nil {
-		return "", err
-	}
-	if err := seccomp.Install(prog); err != nil {
-		return "", err
-	}
-	return "landlock v6, seccomp broker " + prog.Digest(), nil
+	return "landlock v6, seccomp broker " + digest, nil
 }

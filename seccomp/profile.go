@@ -219,3 +219,20 @@ func Named(name string) (*Profile, error) {
 func Names() []string {
 	return []string{"executor", "executor-nonet", "broker", "verifier"}
 }
+
+// InstallNamed compiles one of the project's profiles for this machine and
+// installs it (see [Install]), returning the program's digest.
+func InstallNamed(name string) (string, error) {
+	p, err := Named(name)
+	if err != nil {
+		return "", err
+	}
+	prog, err := p.Compile(NativeArch())
+	if err != nil {
+		return "", err
+	}
+	if err := Install(prog); err != nil {
+		return "", err
+	}
+	return prog.Digest(), nil
+}

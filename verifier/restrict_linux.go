@@ -17,16 +17,9 @@ func Restrict() (string, error) {
 	if err := landlock.V6.Restrict(landlock.RODirs("/proc")); err != nil {
 		return "", fmt.Errorf("landlock: %w", err)
 	}
-	p, err := seccomp.Named("verifier")
+	digest, err := seccomp.InstallNamed("verifier")
 	if err != nil {
 		return "", err
 	}
-	prog, err := p.Compile(seccomp.NativeArch())
-	if err != nil {
-		return "", err
-	}
-	if err := seccomp.Install(prog); err != nil {
-		return "", err
-	}
-	return "landlock v6, seccomp verifier " + prog.Digest(), nil
+	return "landlock v6, seccomp verifier " + digest, nil
 }
