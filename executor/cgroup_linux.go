@@ -17,20 +17,22 @@ import (
 const cgroupRoot = "/sys/fs/cgroup"
 
 // callCgroup is the cgroup of one call in the v1 pids and memory hierarchies
-// (hybrid hosts like Debian's with v1 controllers). The executor moves itself
-// in before it starts stage 2, so that everything the call starts is born
-// inside; it is the only process of the call allowed to leave, at the end.
+// (hybrid hosts like Debian's with v1 controllers). The executor enters it
+// only around the fork of stage 2 (so that stage 2, and everything the call
+// starts, is born inside) and leaves at once, before stage 2 gets its plan
+// and the target can run: a fork bomb that fills pids.max then starves only
+// the call, never the executor that must kill it.
 type callCgroup struct {
 	dirs []string // one per hierarchy, the pids one first
 	name string   // the receipt's description
 }
 
-// joinCallCgroup makes the call's cgroup under this process's own cgroup in
-// each v1 hierarchy it can write, sets its limits, and moves this process in.
+// makeCallCgroup makes the call's cgroup under this process's own cgroup in
+// each v1 hierarchy it can write and sets its limits.
 // It returns nil when the host gives no usable hierarchy (no permission, or
 // only cgroup v2 without delegated controllers): the caller then relies on
 // the process group, the subreaper and, with bwrap, the pid namespace.
-func joinCallCgroup(callID string, pids, memory uint64) (*callCgroup, error) {
+func makeCallCgroup(callID string, pids, memory uint64) (*callCgroup, error) {
 	own, err := ownCgroups()
 	if err != nil {
 		return nil, nil
@@ -61,14 +63,6 @@ func joinCallCgroup(callID string, pids, memory uint64) (*callCgroup, error) {
 	}
 	if len(cg.dirs) == 0 {
 		return nil, nil
-	}
-	self := []byte(strconv.Itoa(os.Getpid()))
-	for _, d := range cg.dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), self, 0); err != nil {
-			cg.leave()
-			cg.remove()
-			return nil, fmt.Errorf("joining cgroup: %w", err)
-		}
 	}
 	var names []string
 	for _, d := range cg.dirs {
@@ -136,6 +130,18 @@ func (cg *callCgroup) procs() []int {
 		}
 	}
 	return pids
+}
+
+// enter moves this process into the call's cgroups.
+func (cg *callCgroup) enter() error {
+	self := []byte(strconv.Itoa(os.Getpid()))
+	for _, d := range cg.dirs {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), self, 0); err != nil {
+			cg.leave()
+			return fmt.Errorf("entering cgroup: %w", err)
+		}
+	}
+	return nil
 }
 
 // leave moves this process back to its parent cgroups.

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"strings"
 	"context"
 	"errors"
 	"fmt"
@@ -34,9 +35,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 	if err != nil {
 		return nil, err
 	}
-	// Join the call's cgroup before starting anything, so that every process
-	// of the call is born in it.
-	cg, err := joinCallCgroup(spec.CallID, spec.Limits.Pids, spec.Limits.Memory)
+	cg, err := makeCallCgroup(spec.CallID, spec.Limits.Pids, spec.Limits.Memory)
 	if err != nil {
 		return nil, ipc.Errorf(ipc.ClassSandboxUnavailable, "cannot make the call's cgroup")
 	}
@@ -48,7 +47,6 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 				log.Error("processes of the call survive in its cgroup", "pids", left)
 			}
 			reapAll()
-			cg.leave()
 			cg.remove()
 		}()
 	}
@@ -113,7 +111,19 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 		cmd.ExtraFiles = append(cmd.ExtraFiles, filter)
 	}
 	start := time.Now()
+	if cg != nil {
+		// Stage 2 is born in the call's cgroup; this process leaves it as
+		// soon as the fork is done, before stage 2 has its plan.
+		if err := cg.enter(); err != nil {
+			outR.Close()
+			errR.Close()
+			return nil, ipc.Errorf(ipc.ClassSandboxUnavailable, "cannot enter the call's cgroup")
+		}
+	}
 	err = cmd.Start()
+	if cg != nil {
+		cg.leave()
+	}
 	closeAll()
 	if err != nil {
 		outR.Close()
@@ -180,22 +190,31 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 		}
 	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
+	var sig syscall.Signal
 	switch {
 	case ws.Exited():
 		out.ExitCode = ws.ExitStatus()
+		// bwrap reports its child's death by signal N as exit status 128+N;
+		// a target's own exit(128+N) reads the same and is taken as a signal.
+		if receipt.Backend == "bwrap" && out.ExitCode > 128 && out.ExitCode <= 128+64 {
+			sig = syscall.Signal(out.ExitCode - 128)
+		}
 	case ws.Signaled():
-		out.ExitCode = 128 + int(ws.Signal())
-		out.Signal = unix.SignalName(ws.Signal())
+		sig = ws.Signal()
+		out.ExitCode = 128 + int(sig)
+	}
+	if sig != 0 {
+		out.Signal = unix.SignalName(sig)
 	}
 	switch {
 	case quotaHit, cg.oomKilled():
 		out.Status = ipc.StatusQuotaExceeded
 	case timedOut:
 		out.Status = ipc.StatusTimedOut
-	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU ||
-		ws.Signal() == syscall.SIGKILL && uint64(out.Usage.UserMicros+out.Usage.SystemMicros) >= spec.Limits.CPUSeconds*1e6):
+	case sig == syscall.SIGXCPU || sig == syscall.SIGXFSZ ||
+		sig == syscall.SIGKILL && uint64(out.Usage.UserMicros+out.Usage.SystemMicros) >= spec.Limits.CPUSeconds*1e6:
 		out.Status = ipc.StatusQuotaExceeded
-	case ws.Signaled():
+	case sig != 0:
 		out.Status = ipc.StatusSignaled
 	case out.ExitCode == 0:
 		out.Status = ipc.StatusOK
@@ -256,7 +275,7 @@ func handOver(f *os.File, plan *stagePlan) (stageReport, error) {
 func decide(spec *ipc.ExecSpec) (*stagePlan, ipc.Receipt, error) {
 	r := ipc.Receipt{
 		Tier: spec.Tier, Backend: "native", Seccomp: "executor", Namespaces: []string{},
-		Layers: []string{"rlimits", "no_new_privs", "cleared_env", "own_session", "subreaper", "closed_fds"},
+		Layers: []string{"rlimits", "no_capabilities", "no_new_privs", "cleared_env", "own_session", "subreaper", "closed_fds"},
 	}
 	if !spec.Egress {
 		r.Seccomp = "executor-nonet"
@@ -271,6 +290,10 @@ func decide(spec *ipc.ExecSpec) (*stagePlan, ipc.Receipt, error) {
 		host := LandlockABI()
 		if host == 0 || host < sb.MinLandlockABI {
 			return nil, r, ipc.Errorf(ipc.ClassSandboxUnavailable, "Landlock ABI %d here, the call needs %d", host, max(sb.MinLandlockABI, 1))
+		}
+		if sb.Bwrap != "required" {
+			// No namespaces: seal off the host's Unix sockets and SysV IPC.
+			r.Seccomp = strings.Replace(r.Seccomp, "executor", "executor-sealed", 1)
 		}
 		if sb.Bwrap == "required" {
 			// The broker probed bwrap; if it fails now, stage 2 never reports

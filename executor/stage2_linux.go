@@ -3,6 +3,7 @@ package executor
 import (
 	"errors"
 	"os"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 
@@ -35,7 +36,9 @@ type stageReport struct {
 //  2. argv, envp and the frames for stage 1 built, so that nothing allocates
 //     after the address-space limit;
 //  3. rlimits — all but RLIMIT_AS, which the Go runtime cannot live under
-//     (it has reserved more address space than a target's limit);
+//     (it has reserved more address space than a target's limit) — then
+//     every capability dropped (a root-run Stockade's target is root without
+//     privilege);
 //  4. PR_SET_NO_NEW_PRIVS: no setuid gain, and the precondition for Landlock
 //     and seccomp without privilege;
 //  5. Landlock (Tier C): files, TCP, signal and abstract-socket scopes, on
@@ -44,6 +47,9 @@ type stageReport struct {
 //     steps make (unless bwrap installed it before starting this stage);
 //  7. RLIMIT_AS, then execve.
 func Stage2() int {
+	// Capabilities, no_new_privs and the exec below belong to one thread:
+	// stay on it.
+	runtime.LockOSThread()
 	f := os.NewFile(3, "stage")
 	plan, err := readStagePlan(f)
 	if err != nil {
@@ -90,6 +96,9 @@ func Stage2() int {
 		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: r.cur, Max: r.max}); err != nil {
 			return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "cannot set resource limits"))
 		}
+	}
+	if err := dropCapabilities(); err != nil {
+		return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "cannot drop capabilities: %v", err))
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return stageFail(f, ipc.Errorf(ipc.ClassSandboxUnavailable, "cannot set no_new_privs"))

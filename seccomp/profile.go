@@ -199,14 +199,21 @@ func (p *Profile) resolve(arch Arch) ([]syscallRules, error) {
 //   - "executor": the target of a native tool call. Default allow; denies
 //     with EPERM what a sandboxed program never needs and escapes use.
 //   - "executor-nonet": "executor", and no sockets but AF_UNIX.
+//   - "executor-sealed", "executor-sealed-nonet": the same for a target with
+//     no namespaces (Tier C on Landlock alone): also no socket(AF_UNIX) (the
+//     host's named Unix sockets are reachable otherwise) and no SysV IPC.
 //   - "broker", "verifier": the daemons, on themselves after start-up.
 //     Allow-lists; anything else kills the process.
 func Named(name string) (*Profile, error) {
 	switch name {
 	case "executor":
-		return executorProfile(name, false), nil
+		return executorProfile(name, false, false), nil
 	case "executor-nonet":
-		return executorProfile(name, true), nil
+		return executorProfile(name, true, false), nil
+	case "executor-sealed":
+		return executorProfile(name, false, true), nil
+	case "executor-sealed-nonet":
+		return executorProfile(name, true, true), nil
 	case "broker":
 		return daemonProfile(name, brokerRules()), nil
 	case "verifier":
@@ -217,7 +224,7 @@ func Named(name string) (*Profile, error) {
 
 // Names lists the profiles Named knows.
 func Names() []string {
-	return []string{"executor", "executor-nonet", "broker", "verifier"}
+	return []string{"executor", "executor-nonet", "executor-sealed", "executor-sealed-nonet", "broker", "verifier"}
 }
 
 // InstallNamed compiles one of the project's profiles for this machine and

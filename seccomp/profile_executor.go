@@ -41,7 +41,7 @@ const (
 	personalityGet  = 0xffffffff // personality(0xffffffff) only reads the persona
 )
 
-func executorProfile(name string, noNetwork bool) *Profile {
+func executorProfile(name string, noNetwork, sealed bool) *Profile {
 	p := &Profile{Name: name, Default: ActAllow}
 	deny := func(why string, names ...string) {
 		for _, n := range names {
@@ -110,7 +110,20 @@ func executorProfile(name string, noNetwork bool) *Profile {
 	denyIf("personality", "turning off address randomization, or making data executable, weakens every exploit mitigation",
 		Arg32NotEqual(0, personalityGet), Arg32AnySet(0, addrNoRandomize|readImpliesExec|mmapPageZero))
 
+	deny("watches every file access on a mount or filesystem, and with permission events blocks the host's", "fanotify_init")
+
 	// Sockets.
+	if sealed {
+		// Without a mount or IPC namespace (Tier C on Landlock alone), a
+		// pathname Unix socket outside the sandbox (an SSH agent, D-Bus, a
+		// container daemon) is reachable by connect(2), which Landlock below
+		// ABI 9 does not cover, and SysV IPC objects are host-wide. A
+		// connected pair (socketpair) stays possible.
+		denyIf("socket", "no namespace hides the host's Unix sockets: socket(AF_UNIX) is refused, socketpair is not",
+			Arg32Equal(0, afUnix))
+		deny("SysV IPC objects are shared by the whole host without an IPC namespace",
+			"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl")
+	}
 	if noNetwork {
 		denyIf("socket", "no network: only Unix sockets", Arg32NotEqual(0, afUnix))
 		denyIf("socketpair", "no network: only Unix sockets", Arg32NotEqual(0, afUnix))

@@ -46,7 +46,7 @@ func TestCallEndToEnd(t *testing.T) {
 			// its limits.
 			ws := t.TempDir()
 			out, err = s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c",
-				`env | sort; pwd; ls /proc/self/fd | tr '\n' ' '; echo; ulimit -n; ulimit -c; grep NoNewPrivs /proc/self/status`}})
+				`env | sort; pwd; ls /proc/self/fd | tr '\n' ' '; echo; ulimit -n; ulimit -c; grep -E 'NoNewPrivs|CapPrm|CapEff|CapAmb' /proc/self/status`}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,8 @@ func TestCallEndToEnd(t *testing.T) {
 				}
 			}
 			text := string(out.Stdout)
-			for _, want := range []string{"\n" + ws + "\n", "0 1 2 3 \n", "\n256\n", "\n0\n", "NoNewPrivs:\t1"} {
+			for _, want := range []string{"\n" + ws + "\n", "0 1 2 3 \n", "\n256\n", "\n0\n", "NoNewPrivs:\t1",
+				"CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000"} {
 				if !strings.Contains(text, want) {
 					t.Errorf("target output lacks %q:\n%s", want, text)
 				}
@@ -75,7 +76,11 @@ func TestCallEndToEnd(t *testing.T) {
 func checkReceipt(t *testing.T, mode string, out *ipc.Outcome) {
 	t.Helper()
 	r := out.Sandbox
-	if r.Seccomp != "executor-nonet" || !strings.HasPrefix(r.SeccompDigest, "sha256:") {
+	wantSeccomp := "executor-nonet"
+	if mode == "tier C landlock" {
+		wantSeccomp = "executor-sealed-nonet" // no namespaces: no socket(AF_UNIX), no SysV IPC
+	}
+	if r.Seccomp != wantSeccomp || !strings.HasPrefix(r.SeccompDigest, "sha256:") {
 		t.Errorf("%s: seccomp %q %q", mode, r.Seccomp, r.SeccompDigest)
 	}
 	switch mode {

@@ -38,7 +38,7 @@ func run(log *slog.Logger, configPath string, singleUser bool, runtimeDir, state
 		return errors.New("multi-uid mode (roles under their own uids) is not implemented yet: run with --single-user")
 	}
 	if os.Geteuid() == 0 {
-		log.Warn("single-user mode as root: every role and every call runs as root, in Tier B only")
+		log.Warn("single-user mode as root: every role runs as root, and targets run as uid 0 without capabilities, confined by their tier only")
 	}
 	if runtimeDir == "" {
 		runtimeDir = ipc.DefaultRuntimeDir(false)
