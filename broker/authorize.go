@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/stockade-dev/stockade/ipc"
@@ -25,37 +24,6 @@ func (s *Server) principalOf(uid uint32) policy.Principal {
 	return policy.Principal{Name: fmt.Sprintf("uid-%d", uid), UID: uid}
 }
 
-// runBudget counts calls per run. Calls without a run id are not counted.
-type runBudget struct {
-	mu    sync.Mutex
-	calls map[string]int64
-}
-
-// used returns the calls the run has made.
-func (b *runBudget) used(run string) int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.calls[run]
-}
-
-// charge counts one permitted call of run, unless the run is at max (then it
-// reports false).
-func (b *runBudget) charge(run string, max int64) bool {
-	if run == "" {
-		return true
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if max > 0 && b.calls[run] >= max {
-		return false
-	}
-	if b.calls == nil {
-		b.calls = make(map[string]int64)
-	}
-	b.calls[run]++
-	return true
-}
-
 // callFacts is what a planned call tells the policy.
 type callFacts struct {
 	tool      string
@@ -67,34 +35,26 @@ type callFacts struct {
 	egress    bool
 }
 
-// authorize decides a planned call with Cedar and charges the run's budget.
-// Any error, malformed request or evaluation failure is a denial.
-func (s *Server) authorize(peer ipc.Cred, req *ipc.CallRequest, f *callFacts) error {
-	used := int64(0)
-	if req.RunID != "" {
-		used = s.budget.used(req.RunID)
-		if max := s.cfg.Budget.MaxCallsPerRun; max > 0 && used >= max {
-			return ipc.Errorf(ipc.ClassBudgetExceeded, "run %q has made its %d calls", req.RunID, max)
-		}
-	}
-	preq, err := s.policyRequest(peer, req, f, used)
+// authorize decides a planned call with Cedar, then admits it against its
+// budgets (charged only when permitted). release ends the call's in-flight
+// charge. Any error, malformed request or evaluation failure is a denial.
+func (s *Server) authorize(peer ipc.Cred, req *ipc.CallRequest, f *callFacts) (release func(), err error) {
+	now := time.Now()
+	preq, err := s.policyRequest(peer, req, f, now)
 	if err != nil {
-		return ipc.Errorf(ipc.ClassDenied, "the call cannot be expressed to the policy: %v", err)
+		return nil, ipc.Errorf(ipc.ClassDenied, "the call cannot be expressed to the policy: %v", err)
 	}
 	d := s.policy.Decide(preq)
 	if !d.Allowed() {
 		s.log.Info("denied by policy", "peer_uid", peer.UID, "tool", req.Tool, "decision", d)
 		e := ipc.Errorf(ipc.ClassDenied, "denied by policy")
 		e.Policies = d.Policies()
-		return e
+		return nil, e
 	}
-	if !s.budget.charge(req.RunID, s.cfg.Budget.MaxCallsPerRun) {
-		return ipc.Errorf(ipc.ClassBudgetExceeded, "run %q has made its %d calls", req.RunID, s.cfg.Budget.MaxCallsPerRun)
-	}
-	return nil
+	return s.budget.admit(req.RunID, peer.UID, now)
 }
 
-func (s *Server) policyRequest(peer ipc.Cred, req *ipc.CallRequest, f *callFacts, used int64) (*policy.Request, error) {
+func (s *Server) policyRequest(peer ipc.Cred, req *ipc.CallRequest, f *callFacts, now time.Time) (*policy.Request, error) {
 	caps := []policy.Capability{policy.ProcessExec}
 	if f.iso.Workspace == "rw" {
 		caps = append(caps, policy.FSWrite)
@@ -145,10 +105,10 @@ func (s *Server) policyRequest(peer ipc.Cred, req *ipc.CallRequest, f *callFacts
 		},
 		Actions: caps,
 		Context: policy.Context{
-			RunID: req.RunID, CallsUsed: used, Tier: policy.Tier(f.iso.Tier),
+			RunID: req.RunID, CallsUsed: s.budget.callsUsed(req.RunID), Tier: policy.Tier(f.iso.Tier),
 			EgressHosts: hosts, Workspace: ws, Paths: paths, Program: prog,
-			Argv: f.argv, Now: time.Now(),
-			Budget: policy.Budget{CallsMax: s.cfg.Budget.MaxCallsPerRun},
+			Argv: f.argv, Now: now,
+			Budget: s.budget.snapshot(req.RunID, peer.UID, now),
 		},
 	}, nil
 }

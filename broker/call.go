@@ -19,7 +19,7 @@ import (
 
 // call checks one request, runs it in an executor and returns the outcome.
 // Every error it returns is an *ipc.Error written for the agent.
-func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req *ipc.CallRequest) (*ipc.Outcome, error) {
+func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req *ipc.CallRequest) (out *ipc.Outcome, err error) {
 	start := time.Now()
 	callID := newCallID()
 	log = log.With("call_id", callID, "tool", req.Tool)
@@ -29,6 +29,7 @@ func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req 
 		return nil, err
 	}
 	defer cleanup()
+	defer func() { s.budget.charge(req.RunID, out) }()
 	s.calls.Add(1)
 	log.Info("call", "decision", "allow", "tier", spec.Tier, "path", spec.Path)
 	out, spawn, err := s.execute(ctx, spec)
@@ -144,10 +145,13 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 		return nil, nop, err
 	}
 	facts := &callFacts{tool: toolName, iso: iso, program: path, argv: argv, agentArgs: agentArgs, workspace: dir, egress: egress}
-	if err := s.authorize(peer, req, facts); err != nil {
+	release, err := s.authorize(peer, req, facts)
+	if err != nil {
 		cleanup()
 		return nil, nop, err
 	}
+	done := cleanup
+	cleanup = func() { release(); done() }
 	env["PATH"] = strings.Join(trustedPath, ":")
 	env["LANG"], env["LC_ALL"] = "C", "C"
 	env["HOME"], env["TMPDIR"] = dir, tmp

@@ -115,6 +115,15 @@ type BudgetConfig struct {
 	// MaxCallsPerRun: the next call of a run that has made this many is
 	// refused with budget_exceeded.
 	MaxCallsPerRun int64 `toml:"max_calls_per_run"`
+	// MaxCPUSecondsPerRun and MaxOutputBytesPerRun: a run whose calls have
+	// used this much (as the executors measured it) gets no more calls.
+	MaxCPUSecondsPerRun  int64 `toml:"max_cpu_seconds_per_run"`
+	MaxOutputBytesPerRun int64 `toml:"max_output_bytes_per_run"`
+	// MaxConcurrentPerPrincipal caps the calls one principal has running.
+	MaxConcurrentPerPrincipal int64 `toml:"max_concurrent_per_principal"`
+	// RatePerMinute and RateBurst are a token bucket per principal.
+	RatePerMinute int64 `toml:"rate_per_minute"`
+	RateBurst     int64 `toml:"rate_burst"`
 }
 
 // RunConfig configures process.run.
@@ -254,8 +263,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("agent %d: a name other than \"local\" is needed", i+1)
 		}
 	}
-	if c.Budget.MaxCallsPerRun < 0 {
-		return errors.New("budget.max_calls_per_run must not be negative")
+	if b := c.Budget; b.MaxCallsPerRun < 0 || b.MaxCPUSecondsPerRun < 0 || b.MaxOutputBytesPerRun < 0 ||
+		b.MaxConcurrentPerPrincipal < 0 || b.RatePerMinute < 0 || b.RateBurst < 0 {
+		return errors.New("budget limits must not be negative")
 	}
 	if c.PolicyDir != "" {
 		if !filepath.IsAbs(c.PolicyDir) {

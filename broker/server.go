@@ -51,7 +51,7 @@ type Server struct {
 	executorName string
 	bwrap        Bwrap
 	policy       *policy.Engine
-	budget       runBudget
+	budget       *budgets
 	started      time.Time
 	calls        atomic.Uint64
 	wg           sync.WaitGroup
@@ -72,6 +72,7 @@ func New(o Options) (*Server, error) {
 		executorName: o.ExecutorName,
 		bwrap:        o.Bwrap,
 		policy:       engine,
+		budget:       newBudgets(o.Config.Budget),
 	}
 	for i := range o.Config.Tools {
 		s.tools[o.Config.Tools[i].Name] = &o.Config.Tools[i]

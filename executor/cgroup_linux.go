@@ -41,7 +41,7 @@ func makeCallCgroup(callID string, pids, memory uint64) (*callCgroup, error) {
 	for _, h := range []struct {
 		controller, file string
 		limit            uint64
-	}{{"pids", "pids.max", pids}, {"memory", "memory.limit_in_bytes", memory}} {
+	}{{"pids", "pids.max", pids}, {"memory", "memory.limit_in_bytes", memory}, {"cpuacct", "", 0}} {
 		rel, ok := own[h.controller]
 		if !ok {
 			continue
@@ -54,7 +54,7 @@ func makeCallCgroup(callID string, pids, memory uint64) (*callCgroup, error) {
 			continue
 		}
 		cg.dirs = append(cg.dirs, dir)
-		if h.limit > 0 {
+		if h.file != "" && h.limit > 0 {
 			if err := os.WriteFile(filepath.Join(dir, h.file), []byte(strconv.FormatUint(h.limit, 10)), 0); err != nil {
 				cg.remove()
 				return nil, fmt.Errorf("cgroup %s: %w", h.file, err)
@@ -177,4 +177,32 @@ func (cg *callCgroup) oomKilled() bool {
 		}
 	}
 	return false
+}
+
+// usage reads what every process of the call used, from the cpuacct and
+// memory controllers: CPU in microseconds and the peak memory in KiB. ok is
+// false where those controllers are not available. Unlike wait4's rusage it
+// counts processes nobody waited for (bwrap does not wait for its pid-1).
+func (cg *callCgroup) usage() (user, system, maxKiB int64, ok bool) {
+	if cg == nil {
+		return 0, 0, 0, false
+	}
+	read := func(name string) (int64, bool) {
+		for _, d := range cg.dirs {
+			b, err := os.ReadFile(filepath.Join(d, name))
+			if err != nil {
+				continue
+			}
+			v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+			return v, err == nil
+		}
+		return 0, false
+	}
+	u, ok1 := read("cpuacct.usage_user")
+	s, ok2 := read("cpuacct.usage_sys")
+	if !ok1 || !ok2 {
+		return 0, 0, 0, false
+	}
+	m, _ := read("memory.max_usage_in_bytes")
+	return u / 1000, s / 1000, m / 1024, true
 }

@@ -189,6 +189,12 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 			MaxRSSKiB:    ru.Maxrss,
 		}
 	}
+	if u, sys, mem, ok := cg.usage(); ok {
+		out.Usage.UserMicros, out.Usage.SystemMicros = u, sys
+		if mem > 0 {
+			out.Usage.MaxRSSKiB = mem
+		}
+	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
 	var sig syscall.Signal
 	switch {

@@ -123,3 +123,52 @@ func TestPrincipalFromKernel(t *testing.T) {
 		t.Fatalf("forged principal: %+v %v", m, err)
 	}
 }
+
+func TestPrincipalBudgets(t *testing.T) {
+	t.Run("concurrent", func(t *testing.T) {
+		s := startSystem(t, "[budget]\nmax_concurrent_per_principal = 1\n"+testConfig)
+		ws := t.TempDir()
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c", "echo up > ready; sleep 2"}})
+			done <- err
+		}()
+		waitFile(t, filepath.Join(ws, "ready"))
+		_, err := s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"true"}})
+		wantClass(t, err, ipc.ClassBudgetExceeded)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"true"}}); err != nil {
+			t.Fatalf("after the first ended: %v", err)
+		}
+	})
+	t.Run("rate", func(t *testing.T) {
+		s := startSystem(t, "[budget]\nrate_per_minute = 1\nrate_burst = 2\n"+testConfig)
+		for i := 0; i < 2; i++ {
+			if _, err := s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"true"}}); err != nil {
+				t.Fatalf("call %d within the burst: %v", i+1, err)
+			}
+		}
+		_, err := s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"true"}})
+		wantClass(t, err, ipc.ClassBudgetExceeded)
+	})
+	t.Run("usage", func(t *testing.T) {
+		s := startSystem(t, "[budget]\nmax_output_bytes_per_run = 100\nmax_cpu_seconds_per_run = 1\n"+testConfig)
+		out, err := s.call(&ipc.CallRequest{Tool: "process.run", RunID: "out", Args: []string{"/bin/sh", "-c", "head -c 150 /dev/zero"}})
+		if err != nil || len(out.Stdout) != 150 {
+			t.Fatalf("first call: %v", err)
+		}
+		_, err = s.call(&ipc.CallRequest{Tool: "process.run", RunID: "out", Args: []string{"true"}})
+		wantClass(t, err, ipc.ClassBudgetExceeded)
+		// CPU is charged from the executor's measurement.
+		if _, err := s.call(&ipc.CallRequest{Tool: "process.run", RunID: "cpu", Args: []string{"/bin/sh", "-c", "i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done"}}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.call(&ipc.CallRequest{Tool: "process.run", RunID: "cpu", Args: []string{"true"}})
+		wantClass(t, err, ipc.ClassBudgetExceeded)
+		if _, err := s.call(&ipc.CallRequest{Tool: "process.run", RunID: "other", Args: []string{"true"}}); err != nil {
+			t.Fatalf("another run: %v", err)
+		}
+	})
+}
