@@ -3,6 +3,7 @@
 // to be started by hand.
 //
 //	stockade-broker [--config FILE] --state-dir DIR [--mode single-user]
+//	stockade-broker reload [--socket PATH]   (asks the running broker to reload its policies)
 package main
 
 import (
@@ -16,10 +17,14 @@ import (
 	"syscall"
 
 	"github.com/stockade-dev/stockade/broker"
+	"github.com/stockade-dev/stockade/client"
 	"github.com/stockade-dev/stockade/ipc"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "reload" {
+		os.Exit(reload(os.Args[2:]))
+	}
 	configPath := flag.String("config", "", "configuration file (default: the embedded configuration)")
 	stateDir := flag.String("state-dir", "", "state directory (required)")
 	mode := flag.String("mode", "single-user", "single-user or multi-uid")
@@ -109,4 +114,32 @@ func unixConnFromFD(fd uintptr, name string) (*net.UnixConn, error) {
 		return nil, fmt.Errorf("fd %d is not a unix socket", fd)
 	}
 	return uc, nil
+}
+
+// reload finds the running broker through agent.sock (its status names its
+// pid) and sends it SIGHUP: it reloads its policies, keeping the old set if
+// the new one fails (its log says which).
+func reload(args []string) int {
+	fs := flag.NewFlagSet("reload", flag.ContinueOnError)
+	socket := fs.String("socket", "", "agent socket (default $STOCKADE_SOCKET, then the single-user default)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	c, err := client.Dial(client.SocketPath(*socket), 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stockade-broker reload:", err)
+		return 1
+	}
+	defer c.Close()
+	st, err := c.Status()
+	if err != nil || st.Broker.PID <= 1 {
+		fmt.Fprintln(os.Stderr, "stockade-broker reload: no broker pid:", err)
+		return 1
+	}
+	if err := syscall.Kill(st.Broker.PID, syscall.SIGHUP); err != nil {
+		fmt.Fprintln(os.Stderr, "stockade-broker reload:", err)
+		return 1
+	}
+	fmt.Printf("sent SIGHUP to the broker (pid %d); its log says whether the new policies took effect\n", st.Broker.PID)
+	return 0
 }

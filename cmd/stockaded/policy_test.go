@@ -74,6 +74,13 @@ func TestPolicyReload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The admin command does the same through agent.sock.
+	reloadCmd := func() {
+		cmd := execCommand(filepath.Join(binDir, "stockade-broker"), "reload", "--socket", s.socket)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("stockade-broker reload: %v %s", err, out)
+		}
+	}
 	write("@id(\"allow\")\npermit (principal in Group::\"local\", action, resource);\n" +
 		"@id(\"no-true\")\nforbid (principal, action, resource) when { context.program like \"*/true\" };\n")
 	hup()
@@ -86,7 +93,7 @@ func TestPolicyReload(t *testing.T) {
 		t.Fatalf("after reload: %v %+v", err, e)
 	}
 	write("permit (principal, action, resource) when { context.no_such_field };\n")
-	hup()
+	reloadCmd()
 	if !s.waitLog("policy reload failed") {
 		t.Fatal("failed reload not logged")
 	}
