@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,8 +16,6 @@ import (
 	"github.com/stockade-dev/stockade/ipc"
 )
 
-// Stage2Arg is argv[1] of the second stage.
-const Stage2Arg = "stage2"
 
 // run starts the target through stage 2 and watches it to the end.
 func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcome, error) {
@@ -196,83 +193,8 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 		}
 	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
-	var sig syscall.Signal
-	switch {
-	case ws.Exited():
-		out.ExitCode = ws.ExitStatus()
-		// bwrap reports its child's death by signal N as exit status 128+N;
-		// a target's own exit(128+N) reads the same and is taken as a signal.
-		if receipt.Backend == "bwrap" && out.ExitCode > 128 && out.ExitCode <= 128+64 {
-			sig = syscall.Signal(out.ExitCode - 128)
-		}
-	case ws.Signaled():
-		sig = ws.Signal()
-		out.ExitCode = 128 + int(sig)
-	}
-	if sig != 0 {
-		out.Signal = unix.SignalName(sig)
-	}
-	switch {
-	case quotaHit, cg.oomKilled():
-		out.Status = ipc.StatusQuotaExceeded
-	case timedOut:
-		out.Status = ipc.StatusTimedOut
-	case sig == syscall.SIGXCPU || sig == syscall.SIGXFSZ ||
-		sig == syscall.SIGKILL && uint64(out.Usage.UserMicros+out.Usage.SystemMicros) >= spec.Limits.CPUSeconds*1e6:
-		out.Status = ipc.StatusQuotaExceeded
-	case sig != 0:
-		out.Status = ipc.StatusSignaled
-	case out.ExitCode == 0:
-		out.Status = ipc.StatusOK
-	default:
-		out.Status = ipc.StatusExited
-	}
+	classify(out, ws, spec, receipt.Backend == "bwrap", quotaHit || cg.oomKilled(), timedOut)
 	return out, nil
-}
-
-// handOver sends the plan to stage 2 and waits for its verdict: a report of
-// what it enforced followed by the socket closing (the target was exec'd: the
-// socket is close-on-exec), or an error frame.
-func handOver(f *os.File, plan *stagePlan) (stageReport, error) {
-	var rep stageReport
-	b, err := ipc.EncodeEnvelope(0, ipc.KindExec, plan)
-	if err != nil {
-		return rep, err
-	}
-	if err := ipc.WriteFrame(f, b, ipc.ExecSpecFrameMax); err != nil {
-		return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage did not take the plan")
-	}
-	_ = f.SetReadDeadline(time.Now().Add(10 * time.Second))
-	reported := false
-	for {
-		body, err := ipc.ReadFrame(f, ipc.ControlFrameMax)
-		if err != nil {
-			switch {
-			case errors.Is(err, os.ErrDeadlineExceeded):
-				return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage did not answer")
-			case !reported:
-				// Closed without a report: stage 2 (or bwrap) died before
-				// confining the target.
-				return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage failed before running the target")
-			}
-			return rep, nil // EOF after the report: exec'd
-		}
-		m, err := ipc.DecodeEnvelope(body)
-		if err != nil {
-			return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage sent garbage")
-		}
-		switch {
-		case m.Kind == ipc.KindError:
-			return rep, m.Err()
-		case m.Kind == ipc.KindStatus && !reported:
-			if err := m.Decode(&rep); err != nil {
-				return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage sent garbage")
-			}
-			reported = true
-		default:
-			return rep, ipc.Errorf(ipc.ClassSandboxUnavailable, "sandbox stage sent garbage")
-		}
-	}
 }
 
 // decide turns a spec into stage 2's plan and the receipt of what will be

@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"errors"
 	"os"
 	"runtime"
 
@@ -10,21 +9,6 @@ import (
 	"github.com/stockade-dev/stockade/ipc"
 	"github.com/stockade-dev/stockade/seccomp"
 )
-
-// stagePlan is what stage 1 tells stage 2: the spec, and how stage 1 decided
-// to apply it. It travels only between the two stages of one executor.
-type stagePlan struct {
-	Spec ipc.ExecSpec `msgpack:"spec"`
-	// Seccomp names the profile stage 2 installs; empty when bwrap installed
-	// it already (--seccomp FD).
-	Seccomp string `msgpack:"seccomp"`
-}
-
-// stageReport is what stage 2 tells stage 1 just before exec: what it
-// enforced. Stage 1 then reads EOF (exec'd) or an error.
-type stageReport struct {
-	LandlockABI int `msgpack:"landlock_abi"`
-}
 
 // Stage2 is the second stage: it reads the plan that stage 1 writes on fd 3,
 // confines itself and execs the target. It returns only on failure, with the
@@ -137,39 +121,4 @@ func compileProfile(name string) (*seccomp.Program, error) {
 		return nil, err
 	}
 	return p.Compile(seccomp.NativeArch())
-}
-
-func readStagePlan(f *os.File) (*stagePlan, error) {
-	body, err := ipc.ReadFrame(f, ipc.ExecSpecFrameMax)
-	if err != nil {
-		return nil, err
-	}
-	m, err := ipc.DecodeEnvelope(body)
-	if err != nil {
-		return nil, err
-	}
-	var plan stagePlan
-	if err := m.Decode(&plan); err != nil {
-		return nil, err
-	}
-	if err := checkSpec(&plan.Spec); err != nil {
-		return nil, err
-	}
-	return &plan, nil
-}
-
-// asError keeps an *ipc.Error's class; any other error is internal.
-func asError(err error) *ipc.Error {
-	var e *ipc.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return ipc.Errorf(ipc.ClassInternal, "%v", err)
-}
-
-func stageFail(f *os.File, e *ipc.Error) int {
-	if b, err := ipc.EncodeEnvelope(0, ipc.KindError, e); err == nil {
-		_ = ipc.WriteFrame(f, b, ipc.ControlFrameMax)
-	}
-	return 126
 }
