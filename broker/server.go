@@ -33,6 +33,8 @@ type Options struct {
 	ExecutorName string
 	// Bwrap is the start-up probe's result.
 	Bwrap Bwrap
+	// Host is what the host gives native calls (ProbeHost).
+	Host ipc.HostSandbox
 }
 
 // Server is the broker.
@@ -50,6 +52,7 @@ type Server struct {
 	// process of that name are processes of a call and are refused.
 	executorName string
 	bwrap        Bwrap
+	host         ipc.HostSandbox
 	policy       *policy.Engine
 	budget       *budgets
 	started      time.Time
@@ -71,6 +74,7 @@ func New(o Options) (*Server, error) {
 		started:      time.Now(),
 		executorName: o.ExecutorName,
 		bwrap:        o.Bwrap,
+		host:         o.Host,
 		policy:       engine,
 		budget:       newBudgets(o.Config.Budget),
 	}
@@ -230,7 +234,7 @@ func (s *Server) toolList() ipc.ToolList {
 func (s *Server) status(peer uint32) ipc.BrokerStatus {
 	st := ipc.BrokerStatus{
 		Broker: ipc.RoleStatus{Role: "broker", Software: Software, PID: os.Getpid(), UptimeMS: time.Since(s.started).Milliseconds()},
-		Mode:   s.mode, Tools: len(s.cfg.Tools) + 1, Calls: s.calls.Load(), Tiers: s.tiers(), PeerUID: peer,
+		Mode:   s.mode, Tools: len(s.cfg.Tools) + 1, Calls: s.calls.Load(), Tiers: s.tiers(), PeerUID: peer, Host: s.host,
 	}
 	if v, err := s.verifier.status(); err == nil {
 		st.Verifier = v

@@ -249,4 +249,19 @@ type BrokerStatus struct {
 	Calls    uint64     `msgpack:"calls" json:"calls"`
 	Tiers    []string   `msgpack:"tiers" json:"tiers"`
 	PeerUID  uint32     `msgpack:"peer_uid" json:"peer_uid"`
+	// Host is what this host gives native calls, as the broker found it at
+	// start-up; each outcome's receipt says what one call got.
+	Host HostSandbox `msgpack:"host" json:"host"`
+}
+
+// HostSandbox describes the sandboxing layers a host offers.
+type HostSandbox struct {
+	LandlockABI  int    `msgpack:"landlock_abi" json:"landlock_abi"`
+	BwrapVersion string `msgpack:"bwrap_version" json:"bwrap_version"`
+	// BwrapProblem says why bwrap is not usable, when it is not.
+	BwrapProblem string `msgpack:"bwrap_problem,omitempty" json:"bwrap_problem,omitempty"`
+	// Seccomp lists the executor profiles as "name sha256:digest".
+	Seccomp []string `msgpack:"seccomp" json:"seccomp"`
+	// Cgroups says whether calls get a cgroup of their own here.
+	Cgroups bool `msgpack:"cgroups" json:"cgroups"`
 }

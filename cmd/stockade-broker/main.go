@@ -71,7 +71,7 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	}
 	srv, err := broker.New(broker.Options{
 		Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn,
-		ExecutorName: "stockade-exec", Bwrap: bw,
+		ExecutorName: "stockade-exec", Bwrap: bw, Host: broker.ProbeHost(bw),
 	})
 	if err != nil {
 		return err
