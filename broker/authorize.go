@@ -38,20 +38,21 @@ type callFacts struct {
 // authorize decides a planned call with Cedar, then admits it against its
 // budgets (charged only when permitted). release ends the call's in-flight
 // charge. Any error, malformed request or evaluation failure is a denial.
-func (s *Server) authorize(peer ipc.Cred, req *ipc.CallRequest, f *callFacts) (release func(), err error) {
+func (s *Server) authorize(peer ipc.Cred, req *ipc.CallRequest, f *callFacts) (policies []string, release func(), err error) {
 	now := time.Now()
 	preq, err := s.policyRequest(peer, req, f, now)
 	if err != nil {
-		return nil, ipc.Errorf(ipc.ClassDenied, "the call cannot be expressed to the policy: %v", err)
+		return nil, nil, ipc.Errorf(ipc.ClassDenied, "the call cannot be expressed to the policy: %v", err)
 	}
 	d := s.policy.Decide(preq)
 	if !d.Allowed() {
 		s.log.Info("denied by policy", "peer_uid", peer.UID, "tool", req.Tool, "decision", d)
 		e := ipc.Errorf(ipc.ClassDenied, "denied by policy")
 		e.Policies = d.Policies()
-		return nil, e
+		return nil, nil, e
 	}
-	return s.budget.admit(req.RunID, peer.UID, now)
+	release, err = s.budget.admit(req.RunID, peer.UID, now)
+	return d.Policies(), release, err
 }
 
 func (s *Server) policyRequest(peer ipc.Cred, req *ipc.CallRequest, f *callFacts, now time.Time) (*policy.Request, error) {

@@ -14,22 +14,40 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stockade-dev/stockade/broker/attest"
 	"github.com/stockade-dev/stockade/ipc"
 )
 
 // call checks one request, runs it in an executor and returns the outcome.
-// Every error it returns is an *ipc.Error written for the agent.
+// Every error it returns is an *ipc.Error written for the agent. Every call
+// that reaches a decision, permitted or refused, is attested, and the agent
+// gets the signed record with the outcome or the error.
 func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req *ipc.CallRequest) (out *ipc.Outcome, err error) {
 	start := time.Now()
 	callID := newCallID()
 	log = log.With("call_id", callID, "tool", req.Tool)
-	spec, cleanup, err := s.plan(callID, peer, req)
+	if s.attest != nil {
+		if aerr := s.attest.Err(); aerr != nil {
+			log.Error("attestation log failed: refusing calls", "err", aerr)
+			return nil, ipc.Errorf(ipc.ClassInternal, "the attestation log is unavailable")
+		}
+	}
+	rec := attest.Record{
+		CallID: callID, RunID: req.RunID, Tool: req.Tool,
+		Principal: attest.Principal{UID: peer.UID, Name: s.principalOf(peer.UID).Name},
+		Input:     attest.InputDigest(req.Args, req.Input), Start: start.UnixNano(),
+	}
+	defer func() { out, err = s.attestCall(log, &rec, out, err) }()
+	spec, policies, cleanup, err := s.plan(callID, peer, req)
 	if err != nil {
 		log.Info("call refused", "err", err)
+		rec.Decision = attest.Deny
 		return nil, err
 	}
 	defer cleanup()
 	defer func() { s.budget.charge(req.RunID, out) }()
+	rec.Decision, rec.Policies = attest.Allow, policies
+	rec.SetSpec(spec)
 	s.calls.Add(1)
 	log.Info("call", "decision", "allow", "tier", spec.Tier, "path", spec.Path)
 	out, spawn, err := s.execute(ctx, spec)
@@ -51,23 +69,58 @@ func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req 
 	return out, nil
 }
 
-// plan validates req against the tool's configuration and builds the spec.
-// The returned cleanup removes the directories made for the call.
-func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.ExecSpec, func(), error) {
+// attestCall finishes a call's record, appends it to the attestation log and
+// attaches the signed record to what the agent gets. A call whose record
+// cannot be written is answered internal: nothing goes unattested.
+func (s *Server) attestCall(log *slog.Logger, rec *attest.Record, out *ipc.Outcome, err error) (*ipc.Outcome, error) {
+	if s.attest == nil || rec.Decision == 0 {
+		return out, err
+	}
+	if err != nil {
+		rec.SetError(err)
+	} else {
+		rec.SetOutcome(out)
+		if d, perr := attest.ParseDigest(strings.TrimPrefix(out.Artifact, "sha256:")); perr == nil {
+			rec.Artifact.Digest = d
+		}
+	}
+	rec.End = time.Now().UnixNano()
+	signed, aerr := s.attest.Append(*rec)
+	if aerr != nil {
+		log.Error("attestation append failed", "err", aerr)
+		return nil, ipc.Errorf(ipc.ClassInternal, "the call could not be attested")
+	}
+	a := &ipc.Attestation{Record: signed.Encoded, Signature: signed.Signature}
+	if err != nil {
+		var e *ipc.Error
+		if !errors.As(err, &e) {
+			e = ipc.Errorf(ipc.ClassInternal, "internal error")
+		}
+		e.Attestation = a
+		return nil, e
+	}
+	out.Attestation = a
+	return out, nil
+}
+
+// plan validates req against the tool's configuration, has the policy decide
+// it, and builds the spec. It returns the deciding policies; cleanup removes
+// the directories made for the call and ends its in-flight charge.
+func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.ExecSpec, []string, func(), error) {
 	nop := func() {}
 	if len(req.Tool) > maxToolNameLen || len(req.RunID) > maxRunIDLen {
-		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool name over %d bytes or run_id over %d bytes", maxToolNameLen, maxRunIDLen)
+		return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool name over %d bytes or run_id over %d bytes", maxToolNameLen, maxRunIDLen)
 	}
 	if len(req.Args) > maxArgs {
-		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "more than %d arguments", maxArgs)
+		return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "more than %d arguments", maxArgs)
 	}
 	for i, a := range req.Args {
 		if len(a) > maxArgLen || strings.ContainsRune(a, 0) {
-			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "argument %d is over %d bytes or contains NUL", i+1, maxArgLen)
+			return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "argument %d is over %d bytes or contains NUL", i+1, maxArgLen)
 		}
 	}
 	if req.Input != "" {
-		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "process tools take no input document")
+		return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "process tools take no input document")
 	}
 	var (
 		path      string
@@ -79,30 +132,30 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 	)
 	if req.Tool == ProcessRunTool {
 		if len(req.Args) == 0 {
-			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "process.run needs a command")
+			return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "process.run needs a command")
 		}
 		p, err := lookupCommand(req.Args[0])
 		if err != nil {
 			if errors.Is(err, errNotFound) {
-				return nil, nop, ipc.Errorf(ipc.ClassFailed, "command not found: %s", req.Args[0])
+				return nil, nil, nop, ipc.Errorf(ipc.ClassFailed, "command not found: %s", req.Args[0])
 			}
-			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "%v", err)
+			return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "%v", err)
 		}
 		path, argv, agentArgs = p, append([]string(nil), req.Args...), req.Args[1:]
 		limits, iso = s.cfg.Run.Limits, &s.cfg.Run.Isolation
 	} else {
 		t, ok := s.tools[req.Tool]
 		if !ok {
-			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "unknown tool %q", req.Tool)
+			return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "unknown tool %q", req.Tool)
 		}
 		if len(req.Args) > 0 && !t.AllowArgs {
-			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool %q takes no arguments", req.Tool)
+			return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool %q takes no arguments", req.Tool)
 		}
 		path = t.Command
 		argv = append(append([]string{filepath.Base(t.Command)}, t.Args...), req.Args...)
 		agentArgs = req.Args
 		if len(argv) > maxArgs+1 {
-			return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "more than %d arguments", maxArgs)
+			return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "more than %d arguments", maxArgs)
 		}
 		for k, v := range t.Env {
 			env[k] = v
@@ -110,24 +163,24 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 		limits, iso = t.Limits, &t.Isolation
 	}
 	if isInterpreter(path) && !iso.AllowInterpreters {
-		return nil, nop, ipc.Errorf(ipc.ClassDenied, "%s is an interpreter or launcher, which this tool may not run", filepath.Base(path))
+		return nil, nil, nop, ipc.Errorf(ipc.ClassDenied, "%s is an interpreter or launcher, which this tool may not run", filepath.Base(path))
 	}
 	toolName := req.Tool
 	egress := false
 	switch iso.Egress {
 	case EgressPreflight:
 		if err := preflight(agentArgs, iso.EgressAllow); err != nil {
-			return nil, nop, err
+			return nil, nil, nop, err
 		}
 		egress = true
 	case EgressStrict:
 		if len(iso.EgressAllow) > 0 {
-			return nil, nop, ipc.Errorf(ipc.ClassSandboxUnavailable, "strict egress to named hosts needs the egress proxy, which this host does not have")
+			return nil, nil, nop, ipc.Errorf(ipc.ClassSandboxUnavailable, "strict egress to named hosts needs the egress proxy, which this host does not have")
 		}
 	}
 	timeout := time.Duration(limits.Timeout)
 	if req.TimeoutMS < 0 || req.MaxOutput < 0 {
-		return nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "negative timeout or max_output")
+		return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "negative timeout or max_output")
 	}
 	if req.TimeoutMS > 0 {
 		timeout = min(timeout, time.Duration(req.TimeoutMS)*time.Millisecond)
@@ -138,18 +191,19 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 	}
 	dir, tmp, cleanup, err := s.workspace(callID, req.Workspace)
 	if err != nil {
-		return nil, nop, err
+		return nil, nil, nop, err
 	}
 	if err := scopeArgs(agentArgs, dir); err != nil {
 		cleanup()
-		return nil, nop, err
+		return nil, nil, nop, err
 	}
 	facts := &callFacts{tool: toolName, iso: iso, program: path, argv: argv, agentArgs: agentArgs, workspace: dir, egress: egress}
-	release, err := s.authorize(peer, req, facts)
+	policies, release, err := s.authorize(peer, req, facts)
 	if err != nil {
 		cleanup()
-		return nil, nop, err
+		return nil, nil, nop, err
 	}
+
 	done := cleanup
 	cleanup = func() { release(); done() }
 	env["PATH"] = strings.Join(trustedPath, ":")
@@ -167,10 +221,10 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 	if iso.Tier == "C" {
 		if spec.Sandbox, err = sandboxFor(iso, s.bwrap, path, dir, tmp, egress); err != nil {
 			cleanup()
-			return nil, nop, err
+			return nil, nil, nop, err
 		}
 	}
-	return spec, cleanup, nil
+	return spec, policies, cleanup, nil
 }
 
 // workspace returns the call's working directory and private temporary

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stockade-dev/stockade/broker/attest"
 	"github.com/stockade-dev/stockade/ipc"
 	"github.com/stockade-dev/stockade/policy"
 )
@@ -35,6 +36,10 @@ type Options struct {
 	Bwrap Bwrap
 	// Host is what the host gives native calls (ProbeHost).
 	Host ipc.HostSandbox
+	// Attest is the attestation log every decided call is appended to.
+	Attest *attest.Log
+	// AttestPublicKey is the attestation public key (hex), for status.
+	AttestPublicKey string
 }
 
 // Server is the broker.
@@ -53,6 +58,8 @@ type Server struct {
 	executorName string
 	bwrap        Bwrap
 	host         ipc.HostSandbox
+	attest       *attest.Log
+	attestPubKey string
 	policy       *policy.Engine
 	budget       *budgets
 	started      time.Time
@@ -75,6 +82,8 @@ func New(o Options) (*Server, error) {
 		executorName: o.ExecutorName,
 		bwrap:        o.Bwrap,
 		host:         o.Host,
+		attest:       o.Attest,
+		attestPubKey: o.AttestPublicKey,
 		policy:       engine,
 		budget:       newBudgets(o.Config.Budget),
 	}
@@ -234,7 +243,7 @@ func (s *Server) toolList() ipc.ToolList {
 func (s *Server) status(peer uint32) ipc.BrokerStatus {
 	st := ipc.BrokerStatus{
 		Broker: ipc.RoleStatus{Role: "broker", Software: Software, PID: os.Getpid(), UptimeMS: time.Since(s.started).Milliseconds()},
-		Mode:   s.mode, Tools: len(s.cfg.Tools) + 1, Calls: s.calls.Load(), Tiers: s.tiers(), PeerUID: peer, Host: s.host,
+		Mode:   s.mode, Tools: len(s.cfg.Tools) + 1, Calls: s.calls.Load(), Tiers: s.tiers(), PeerUID: peer, Host: s.host, AttestationKey: s.attestPubKey,
 	}
 	if v, err := s.verifier.status(); err == nil {
 		st.Verifier = v

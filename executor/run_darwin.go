@@ -86,6 +86,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, outW, errW
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	artifact := artifactDigest(spec.Path)
 	start := time.Now()
 	err = cmd.Start()
 	for _, f := range []*os.File{theirs, outW, errW, devnull} {
@@ -136,6 +137,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 		Stdout: stdout, Stderr: stderr, Truncated: quotaHit,
 		Durations: ipc.Durations{Run: ran.Microseconds()},
 		Sandbox:   receipt,
+		Artifact:  artifact,
 	}
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil {
 		out.Usage = ipc.Usage{

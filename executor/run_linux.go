@@ -16,7 +16,6 @@ import (
 	"github.com/stockade-dev/stockade/ipc"
 )
 
-
 // run starts the target through stage 2 and watches it to the end.
 func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcome, error) {
 	// Orphans of the call are reparented to this process, so that nothing the
@@ -107,6 +106,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 		cmd.Args = append([]string{"bwrap"}, bwrapArgs(spec.Sandbox, spec.Egress, self, spec.Dir, 4)...)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, filter)
 	}
+	artifact := artifactDigest(spec.Path)
 	start := time.Now()
 	if cg != nil {
 		// Stage 2 is born in the call's cgroup; this process leaves it as
@@ -178,6 +178,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 		Stdout: stdout, Stderr: stderr, Truncated: quotaHit,
 		Durations: ipc.Durations{Run: ran.Microseconds()},
 		Sandbox:   receipt,
+		Artifact:  artifact,
 	}
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil {
 		out.Usage = ipc.Usage{

@@ -1,7 +1,10 @@
 package executor
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"syscall"
 	"time"
@@ -27,6 +30,20 @@ type stagePlan struct {
 // enforced. Stage 1 then reads EOF (exec'd) or an error.
 type stageReport struct {
 	LandlockABI int `msgpack:"landlock_abi"`
+}
+
+// artifactDigest is the SHA-256 of the program file, for the attestation.
+func artifactDigest(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // classify fills an outcome's exit code, signal and status from the wait

@@ -51,6 +51,9 @@ type Error struct {
 	Class    ErrorClass `msgpack:"class" json:"class"`
 	Message  string     `msgpack:"message" json:"message"`
 	Policies []string   `msgpack:"policies,omitempty" json:"policies,omitempty"`
+	// Attestation is the signed record of a call that was decided and
+	// refused (or failed), when the broker attested it.
+	Attestation *Attestation `msgpack:"attestation,omitempty" json:"attestation,omitempty"`
 }
 
 func (e *Error) Error() string {

@@ -133,6 +133,19 @@ type Outcome struct {
 	Durations Durations `msgpack:"durations" json:"durations"`
 	// Sandbox says which layers the executor actually enforced.
 	Sandbox Receipt `msgpack:"sandbox" json:"sandbox"`
+	// Artifact is the SHA-256 ("sha256:<hex>") of the program file the
+	// executor ran, read just before it started the call.
+	Artifact string `msgpack:"artifact,omitempty" json:"artifact,omitempty"`
+	// Attestation is the call's signed record (docs/ATTESTATIONS.md).
+	Attestation *Attestation `msgpack:"attestation,omitempty" json:"attestation,omitempty"`
+}
+
+// Attestation is a call's signed attestation (docs/ATTESTATIONS.md): the
+// canonical encoding of its record and the broker attestation key's Ed25519
+// signature over "stockade/attestation/v1\x00" || Record.
+type Attestation struct {
+	Record    []byte `msgpack:"record" json:"record"`
+	Signature []byte `msgpack:"signature" json:"signature"`
 }
 
 // Receipt is the enforcement receipt of a call: what the executor actually
@@ -252,6 +265,9 @@ type BrokerStatus struct {
 	// Host is what this host gives native calls, as the broker found it at
 	// start-up; each outcome's receipt says what one call got.
 	Host HostSandbox `msgpack:"host" json:"host"`
+	// AttestationKey is the broker's attestation public key (hex), with
+	// which every call's record can be verified offline.
+	AttestationKey string `msgpack:"attestation_key" json:"attestation_key"`
 }
 
 // HostSandbox describes the sandboxing layers a host offers.

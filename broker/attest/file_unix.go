@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
 )
 
 // openNoFollow opens path for reading, refusing a symlink in its last
@@ -48,20 +49,27 @@ func syncDirFile(d *os.File) error {
 }
 
 // lockDir takes an exclusive, non-blocking flock on an open directory: one
-// writer per log. The lock goes with the descriptor, so a crashed writer
-// leaves none behind.
+// writer per log. The lock goes with the open file, so a crashed writer
+// leaves none behind. A lock that is busy is tried again for lockWait: a
+// process forked by the previous holder (the lock is shared with a child
+// until it execs) or a broker still exiting lets go within that.
 func lockDir(d *os.File) error {
+	deadline := time.Now().Add(lockWait)
 	for {
 		err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err == syscall.EWOULDBLOCK {
-			return fmt.Errorf("%w: %s is locked by another process", ErrLogBusy, d.Name())
-		}
-		if err != nil {
+		switch {
+		case err == nil:
+			return nil
+		case err == syscall.EINTR:
+		case err == syscall.EWOULDBLOCK:
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%w: %s is locked by another process", ErrLogBusy, d.Name())
+			}
+			time.Sleep(10 * time.Millisecond)
+		default:
 			return fmt.Errorf("attest: locking %s: %w", d.Name(), err)
 		}
-		return nil
 	}
 }
+
+const lockWait = 500 * time.Millisecond

@@ -103,7 +103,7 @@ func (rd *Reader) Index() int { return rd.index }
 
 // Next returns the next record, or io.EOF after the last complete frame
 // when the file ends exactly there. An incomplete frame at the end is
-// ReasonTruncated.
+// ReasonTruncated. Errors are *[VerifyError]; after one the Reader is done.
 func (rd *Reader) Next() (Signed, error) {
 	enc, sig, err := rd.nextFrame()
 	if err != nil {

@@ -93,22 +93,20 @@ func TestFlipEveryByte(t *testing.T) {
 				}
 			}
 			// One bit a byte, a different one from byte to byte.
-			for _, mask := range []byte{1 << (off % 8)} {
-				b := bytes.Clone(orig)
-				b[off] ^= mask
-				if err := os.WriteFile(paths[fi], b, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				_, err := Verify(paths, k.Public())
-				var ve *VerifyError
-				if !errors.As(err, &ve) || ve.File != paths[fi] || ve.Index != wantIndex {
-					t.Fatalf("file %d byte %d ^%#x: want a failure at record %d, got %v", fi, off, mask, wantIndex, err)
-				}
-				if _, err := Verify(paths, nil); err == nil {
-					t.Fatalf("file %d byte %d ^%#x: verifies with the key from the log", fi, off, mask)
-				}
-				checked++
+			b := bytes.Clone(orig)
+			b[off] ^= 1 << (off % 8)
+			if err := os.WriteFile(paths[fi], b, 0o600); err != nil {
+				t.Fatal(err)
 			}
+			_, err := Verify(paths, k.Public())
+			var ve *VerifyError
+			if !errors.As(err, &ve) || ve.File != paths[fi] || ve.Index != wantIndex {
+				t.Fatalf("file %d byte %d: want a failure at record %d, got %v", fi, off, wantIndex, err)
+			}
+			if _, err := Verify(paths, nil); err == nil {
+				t.Fatalf("file %d byte %d: verifies with the key from the log", fi, off)
+			}
+			checked++
 		}
 		if err := os.WriteFile(paths[fi], orig, 0o600); err != nil {
 			t.Fatal(err)

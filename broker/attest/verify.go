@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -145,7 +147,8 @@ func VerifyFiles(files []string, pub ed25519.PublicKey, opts VerifyOptions) (Sum
 	if err != nil {
 		return sum, err
 	}
-	for seq := range v.contains {
+	if len(v.contains) > 0 {
+		seq := slices.Min(slices.Collect(maps.Keys(v.contains)))
 		where := "after the last record"
 		if seq < v.want.Seq {
 			where = "before the first record"

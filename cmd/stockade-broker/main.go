@@ -4,6 +4,7 @@
 //
 //	stockade-broker [--config FILE] --state-dir DIR [--mode single-user]
 //	stockade-broker reload [--socket PATH]   (asks the running broker to reload its policies)
+//	stockade-broker pubkey --state-dir DIR   (prints the attestation public key)
 package main
 
 import (
@@ -14,9 +15,11 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/stockade-dev/stockade/broker"
+	"github.com/stockade-dev/stockade/broker/attest"
 	"github.com/stockade-dev/stockade/client"
 	"github.com/stockade-dev/stockade/ipc"
 )
@@ -24,6 +27,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "reload" {
 		os.Exit(reload(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "pubkey" {
+		os.Exit(pubkey(os.Args[2:]))
 	}
 	configPath := flag.String("config", "", "configuration file (default: the embedded configuration)")
 	stateDir := flag.String("state-dir", "", "state directory (required)")
@@ -69,9 +75,20 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	} else {
 		log.Warn("bubblewrap not usable: Tier C runs with Landlock and seccomp only", "reason", bw.Reason)
 	}
+	key, created, err := attest.LoadOrCreateKey(stateDir)
+	if err != nil {
+		return fmt.Errorf("attestation key: %w", err)
+	}
+	alog, err := attest.OpenLog(filepath.Join(stateDir, attest.LogDirName), key, attest.Options{Logger: log})
+	if err != nil {
+		return fmt.Errorf("attestation log: %w", err)
+	}
+	defer alog.Close()
+	log.Info("attesting calls", "key_id", key.ID(), "new_key", created)
 	srv, err := broker.New(broker.Options{
 		Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn,
 		ExecutorName: "stockade-exec", Bwrap: bw, Host: broker.ProbeHost(bw),
+		Attest: alog, AttestPublicKey: attest.FormatPublicKey(key.Public()),
 	})
 	if err != nil {
 		return err
@@ -141,5 +158,22 @@ func reload(args []string) int {
 		return 1
 	}
 	fmt.Printf("sent SIGHUP to the broker (pid %d); its log says whether the new policies took effect\n", st.Broker.PID)
+	return 0
+}
+
+// pubkey prints the attestation public key kept in a state directory.
+func pubkey(args []string) int {
+	fs := flag.NewFlagSet("pubkey", flag.ContinueOnError)
+	stateDir := fs.String("state-dir", "", "the broker's state directory")
+	if err := fs.Parse(args); err != nil || *stateDir == "" {
+		fmt.Fprintln(os.Stderr, "usage: stockade-broker pubkey --state-dir DIR")
+		return 2
+	}
+	key, err := attest.LoadKey(filepath.Join(*stateDir, attest.KeyFileName))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stockade-broker pubkey:", err)
+		return 1
+	}
+	fmt.Printf("%s key_id=%s\n", attest.FormatPublicKey(key.Public()), key.ID())
 	return 0
 }

@@ -26,6 +26,7 @@ const usage = `usage:
   stockade [--socket PATH] run [--workspace DIR] [--timeout D] [--max-output N] [--json] -- CMD [ARGS]
   stockade [--socket PATH] status
   stockade policy check --dir DIR | eval ... | test FILE | schema | digest -- ARGV
+  stockade attest verify LOG... [--pubkey K] | show LOG... [--json] [filters] | pubkey --state-dir DIR
 `
 
 func main() {
@@ -57,6 +58,8 @@ func run(args []string) int {
 		code, err = cmdRun(socket, rest)
 	case "policy":
 		return cmdPolicy(rest)
+	case "attest":
+		return cmdAttest(rest)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0
