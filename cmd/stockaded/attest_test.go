@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -93,6 +94,28 @@ func TestAttestations(t *testing.T) {
 	o, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("stockade attest verify: %v\n%s", err, o)
+	}
+	// show filters by run and prints JSON lines.
+	o, err = exec.Command(filepath.Join(binDir, "stockade"), append([]string{"attest", "show", "--json", "--run", "r1"}, files...)...).Output()
+	if err != nil {
+		t.Fatalf("stockade attest show: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(o)), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], out.CallID) || !strings.Contains(lines[0], `"r1"`) {
+		t.Fatalf("show --run r1 printed %d lines:\n%s", len(lines), o)
+	}
+	// A flipped byte in the log is found by the CLI, which exits non-zero.
+	tampered := filepath.Join(t.TempDir(), filepath.Base(files[0]))
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-10] ^= 0x40
+	if err := os.WriteFile(tampered, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := exec.Command(filepath.Join(binDir, "stockade"), "attest", "verify", "--pubkey", st.AttestationKey, tampered).CombinedOutput(); err == nil {
+		t.Fatalf("a tampered log verified:\n%s", o)
 	}
 	o, err = exec.Command(filepath.Join(binDir, "stockade-broker"), "pubkey", "--state-dir", s.state).Output()
 	if err != nil || !strings.HasPrefix(string(o), st.AttestationKey) {
