@@ -270,6 +270,10 @@ func (s *Server) workspace(callID, asked string) (dir, tmp string, cleanup func(
 		cleanup()
 		return "", "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace %s is not an existing directory", asked)
 	}
+	if err := checkWorkspace(real, s.protected, s.cfg.WorkspaceRoots); err != nil {
+		cleanup()
+		return "", "", nil, err
+	}
 	return real, tmp, cleanup, nil
 }
 

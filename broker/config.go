@@ -60,6 +60,11 @@ type Config struct {
 	Budget BudgetConfig `toml:"budget"`
 	// Defaults apply to every tool that does not set its own.
 	Defaults Limits `toml:"defaults"`
+	// WorkspaceRoots, when set, are the only trees a call's workspace may be
+	// in (absolute paths). Whatever they say, a workspace may never be "/",
+	// a system directory, or overlap Stockade's own state, runtime, policy or
+	// binary directories.
+	WorkspaceRoots []string `toml:"workspace_roots"`
 	// Run configures the built-in process.run tool (ad-hoc commands).
 	Run RunConfig `toml:"run"`
 	// Tools are the configured tools. process.run is always present.
@@ -266,6 +271,16 @@ func (c *Config) validate() error {
 	if b := c.Budget; b.MaxCallsPerRun < 0 || b.MaxCPUSecondsPerRun < 0 || b.MaxOutputBytesPerRun < 0 ||
 		b.MaxConcurrentPerPrincipal < 0 || b.RatePerMinute < 0 || b.RateBurst < 0 {
 		return errors.New("budget limits must not be negative")
+	}
+	for i, r := range c.WorkspaceRoots {
+		if !filepath.IsAbs(r) {
+			return fmt.Errorf("workspace_roots %q must be absolute", r)
+		}
+		real, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			return fmt.Errorf("workspace_roots %q: %v", r, err)
+		}
+		c.WorkspaceRoots[i] = real
 	}
 	if c.PolicyDir != "" {
 		if !filepath.IsAbs(c.PolicyDir) {

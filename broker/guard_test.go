@@ -118,3 +118,34 @@ func TestDangerousEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckWorkspace(t *testing.T) {
+	protected := []string{"/home/u/.local/state/stockade", "/tmp/stockade-0", "/opt/stockade/bin", "/home/u/stockade.toml"}
+	for _, tt := range []struct {
+		ws string
+		ok bool
+	}{
+		{"/home/u/project", true},
+		{"/tmp/work", true},
+		{"/", false},
+		{"/etc", false},
+		{"/usr/local/src", false},
+		{"/proc/1", false},
+		{"/home/u", false},                                   // holds the state dir and the config
+		{"/home/u/.local/state/stockade", false},             // the state dir (attestation key)
+		{"/home/u/.local/state/stockade/work/abc/ws", false}, // inside it
+		{"/tmp", false},                                      // holds the runtime dir
+		{"/opt/stockade", false},                             // holds the binaries
+	} {
+		err := checkWorkspace(tt.ws, protected, nil)
+		if tt.ok != (err == nil) {
+			t.Errorf("%s: %v", tt.ws, err)
+		}
+	}
+	if err := checkWorkspace("/srv/a", protected, []string{"/home/u"}); err == nil {
+		t.Error("a workspace outside the roots was accepted")
+	}
+	if err := checkWorkspace("/home/u/project/x", protected, []string{"/home/u/project"}); err != nil {
+		t.Errorf("inside a root: %v", err)
+	}
+}

@@ -108,3 +108,42 @@ func ProbeBwrap() Bwrap {
 	}
 	return Bwrap{Usable: true, Version: version}
 }
+
+// systemTrees may never be a workspace, nor be inside one.
+var systemTrees = []string{"/proc", "/sys", "/dev", "/boot", "/etc", "/usr", "/bin", "/sbin",
+	"/lib", "/lib32", "/lib64", "/libx32", "/run", "/var/run", "/var/lib"}
+
+// overlaps reports whether a and b are the same tree or one holds the other.
+func overlaps(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") || a == "/" || b == "/"
+}
+
+// checkWorkspace refuses a workspace (resolved, absolute) that a target must
+// never be able to write: "/", a system directory, anything overlapping
+// Stockade's own directories (the attestation key and log live in the state
+// directory; the executor binary in the binary directory), and anything
+// outside the configured roots.
+func checkWorkspace(ws string, protected, roots []string) error {
+	if ws == "/" {
+		return ipc.Errorf(ipc.ClassInvalidInput, "the workspace may not be /")
+	}
+	for _, t := range systemTrees {
+		if overlaps(ws, t) {
+			return ipc.Errorf(ipc.ClassInvalidInput, "the workspace may not be or hold a system directory (%s)", t)
+		}
+	}
+	for _, p := range protected {
+		if p != "" && overlaps(ws, p) {
+			return ipc.Errorf(ipc.ClassInvalidInput, "the workspace may not overlap Stockade's own directories")
+		}
+	}
+	if len(roots) == 0 {
+		return nil
+	}
+	for _, r := range roots {
+		if ws == r || strings.HasPrefix(ws, r+"/") {
+			return nil
+		}
+	}
+	return ipc.Errorf(ipc.ClassInvalidInput, "the workspace is outside the configured workspace roots")
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,9 @@ type Options struct {
 	Mode string
 	// StateDir holds per-call scratch workspaces.
 	StateDir string
+	// Protected are Stockade's own directories (runtime, binaries, policy,
+	// configuration): no workspace may overlap them or StateDir.
+	Protected []string
 	// Spawn is the supervisor's spawn channel.
 	Spawn *net.UnixConn
 	// ExecutorName is the executor's process name (see Server.executorName).
@@ -48,11 +52,13 @@ type Server struct {
 	cfg      *Config
 	mode     string
 	stateDir string
-	tools    map[string]*ToolConfig
-	agents   []uint32
-	limiter  *ipc.ConnLimiter
-	spawner  *Spawner
-	verifier *verifierLink
+	// protected: directories no workspace may overlap (resolved).
+	protected []string
+	tools     map[string]*ToolConfig
+	agents    []uint32
+	limiter   *ipc.ConnLimiter
+	spawner   *Spawner
+	verifier  *verifierLink
 	// executorName is stockade-exec's name: agents descending from a
 	// process of that name are processes of a call and are refused.
 	executorName string
@@ -76,6 +82,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		log: o.Log, cfg: o.Config, mode: o.Mode, stateDir: o.StateDir,
+		protected:    resolveAll(append([]string{o.StateDir, o.Config.PolicyDir}, o.Protected...)),
 		tools:        make(map[string]*ToolConfig),
 		limiter:      ipc.NewConnLimiter(o.Config.MaxConnsPerUID),
 		started:      time.Now(),
@@ -261,4 +268,19 @@ func (s *Server) tiers() []string {
 		t = append(t, "C/bwrap")
 	}
 	return t
+}
+
+// resolveAll resolves symlinks in each existing path; others stay as given.
+func resolveAll(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -34,6 +34,7 @@ func main() {
 	configPath := flag.String("config", "", "configuration file (default: the embedded configuration)")
 	stateDir := flag.String("state-dir", "", "state directory (required)")
 	mode := flag.String("mode", "single-user", "single-user or multi-uid")
+	flag.StringVar(&runtimeDir, "runtime-dir", "", "the runtime directory (no workspace may overlap it)")
 	flag.BoolVar(&noRestrict, "no-restrict", false, "skip Landlock and seccomp on the broker itself (debugging only)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("role", "broker")
@@ -43,7 +44,10 @@ func main() {
 	}
 }
 
-var noRestrict bool
+var (
+	noRestrict bool
+	runtimeDir string
+)
 
 func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	if stateDir == "" {
@@ -87,6 +91,7 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	log.Info("attesting calls", "key_id", key.ID(), "new_key", created)
 	srv, err := broker.New(broker.Options{
 		Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn,
+		Protected:    protectedDirs(configPath),
 		ExecutorName: "stockade-exec", Bwrap: bw, Host: broker.ProbeHost(bw),
 		Attest: alog, AttestPublicKey: attest.FormatPublicKey(key.Public()),
 	})
@@ -176,4 +181,19 @@ func pubkey(args []string) int {
 	}
 	fmt.Printf("%s key_id=%s\n", attest.FormatPublicKey(key.Public()), key.ID())
 	return 0
+}
+
+// protectedDirs are Stockade's paths besides the state directory: the runtime
+// directory, the binaries' directory (a target that could replace
+// stockade-exec would run unconfined in the next call), the configuration
+// file.
+func protectedDirs(configPath string) []string {
+	dirs := []string{runtimeDir}
+	if self, err := os.Executable(); err == nil {
+		dirs = append(dirs, filepath.Dir(self))
+	}
+	if configPath != "" {
+		dirs = append(dirs, configPath)
+	}
+	return dirs
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -567,5 +568,17 @@ func TestHardlinkedWorkspace(t *testing.T) {
 	}
 	if _, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c", "echo ok > mine.txt"}}); err != nil {
 		t.Fatalf("clean workspace: %v", err)
+	}
+}
+
+// TestWorkspaceCannotBeStockade: a workspace may not overlap Stockade's own
+// directories (the state dir holds the attestation key and log), nor be /.
+func TestWorkspaceCannotBeStockade(t *testing.T) {
+	s := startSystem(t, testConfig)
+	for _, ws := range []string{s.state, filepath.Dir(s.state), s.runtime, binDir, "/", "/etc"} {
+		_, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"true"}})
+		if !errors.Is(err, ipc.ErrInvalidInput) {
+			t.Errorf("workspace %s: %v", ws, err)
+		}
 	}
 }

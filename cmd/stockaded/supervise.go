@@ -147,7 +147,7 @@ func (s *supervisor) startBroker() (*exec.Cmd, func(), error) {
 		theirs.Close()
 		return nil, nil, err
 	}
-	args := []string{"--state-dir", s.stateDir, "--mode", "single-user"}
+	args := []string{"--state-dir", s.stateDir, "--runtime-dir", s.runtimeDir, "--mode", "single-user"}
 	if s.configPath != "" {
 		args = append(args, "--config", s.configPath)
 	}
