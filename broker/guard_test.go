@@ -131,11 +131,11 @@ func TestCheckWorkspace(t *testing.T) {
 		{"/etc", false},
 		{"/usr/local/src", false},
 		{"/proc/1", false},
-		{"/home/u", false},                                   // holds the state dir and the config
-		{"/home/u/.local/state/stockade", false},             // the state dir (attestation key)
+		{"/home/u", false},                       // holds the state dir and the config
+		{"/home/u/.local/state/stockade", false}, // the state dir (attestation key)
 		{"/home/u/.local/state/stockade/work/abc/ws", false}, // inside it
-		{"/tmp", false},                                      // holds the runtime dir
-		{"/opt/stockade", false},                             // holds the binaries
+		{"/tmp", false},          // holds the runtime dir
+		{"/opt/stockade", false}, // holds the binaries
 	} {
 		err := checkWorkspace(tt.ws, protected, nil)
 		if tt.ok != (err == nil) {
