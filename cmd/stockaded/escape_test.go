@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // The escape suite: tests that attack the sandbox from inside a call and
