@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // capture reads a call's stdout and stderr under one quota shared by both.
@@ -18,6 +19,7 @@ type capture struct {
 	onOver   func()
 	overOnce sync.Once
 	wg       sync.WaitGroup
+	files    []*os.File
 }
 
 const chunk = 32 << 10
@@ -28,6 +30,7 @@ func newCapture(quota int64, onOver func()) *capture {
 
 // drain reads r until EOF into stdout or stderr.
 func (c *capture) drain(r *os.File, stderr bool) {
+	c.files = append(c.files, r)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -70,9 +73,24 @@ func (c *capture) add(b []byte, stderr bool) {
 	}
 }
 
-// result waits for both readers and returns what they kept.
+// drainGrace bounds how long result waits for the pipes to close once the
+// call's processes are gone: a survivor holding them must not hang the
+// executor.
+const drainGrace = 2 * time.Second
+
+// result waits for both readers (at most drainGrace, then it closes the
+// pipes) and returns what they kept.
 func (c *capture) result() (stdout, stderr []byte, over bool) {
-	c.wg.Wait()
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(drainGrace):
+		for _, f := range c.files {
+			f.Close() // unblocks the pending Read
+		}
+		<-done
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stdout, c.stderr, c.over
