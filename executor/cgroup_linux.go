@@ -22,8 +22,14 @@ const cgroupRoot = "/sys/fs/cgroup"
 // starts, is born inside) and leaves at once, before stage 2 gets its plan
 // and the target can run: a fork bomb that fills pids.max then starves only
 // the call, never the executor that must kill it.
+//
+// Where cgroup v2 is mounted (the whole of /sys/fs/cgroup, or its unified
+// part on hybrid hosts) the call also gets a v2 cgroup: cgroup.kill ends
+// every process in it at once, and its pids and memory limits apply where
+// those controllers are delegated to it.
 type callCgroup struct {
-	dirs []string // one per hierarchy, the pids one first
+	dirs []string // one per v1 hierarchy, the pids one first
+	v2   string   // the v2 cgroup, when there is one
 	name string   // the receipt's description
 }
 
@@ -38,6 +44,22 @@ func makeCallCgroup(callID string, pids, memory uint64) (*callCgroup, error) {
 		return nil, nil
 	}
 	cg := &callCgroup{}
+	if root := unifiedRoot(); root != "" {
+		if rel, ok := own[""]; ok {
+			dir := filepath.Join(root, rel, "stockade-"+callID)
+			if err := os.Mkdir(dir, 0o700); err == nil {
+				cg.v2 = dir
+				for file, limit := range map[string]uint64{"pids.max": pids, "memory.max": memory} {
+					if _, err := os.Stat(filepath.Join(dir, file)); err == nil && limit > 0 {
+						if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.FormatUint(limit, 10)), 0); err != nil {
+							cg.remove()
+							return nil, fmt.Errorf("cgroup %s: %w", file, err)
+						}
+					}
+				}
+			}
+		}
+	}
 	for _, h := range []struct {
 		controller, file string
 		limit            uint64
@@ -48,10 +70,7 @@ func makeCallCgroup(callID string, pids, memory uint64) (*callCgroup, error) {
 		}
 		dir := filepath.Join(cgroupRoot, h.controller, rel, "stockade-"+callID)
 		if err := os.Mkdir(dir, 0o700); err != nil {
-			if h.controller == "pids" {
-				return nil, nil // no permission here: no cgroup at all
-			}
-			continue
+			continue // no permission here
 		}
 		cg.dirs = append(cg.dirs, dir)
 		if h.file != "" && h.limit > 0 {
@@ -61,18 +80,37 @@ func makeCallCgroup(callID string, pids, memory uint64) (*callCgroup, error) {
 			}
 		}
 	}
-	if len(cg.dirs) == 0 {
+	if len(cg.dirs) == 0 && cg.v2 == "" {
 		return nil, nil
 	}
 	var names []string
 	for _, d := range cg.dirs {
 		names = append(names, strings.TrimPrefix(d, cgroupRoot+"/"))
 	}
-	cg.name = "v1:" + strings.Join(names, ",")
+	if len(names) > 0 {
+		cg.name = "v1:" + strings.Join(names, ",")
+	}
+	if cg.v2 != "" {
+		if cg.name != "" {
+			cg.name += " "
+		}
+		cg.name += "v2:" + strings.TrimPrefix(cg.v2, cgroupRoot+"/")
+	}
 	return cg, nil
 }
 
-// ownCgroups maps each v1 controller to this process's cgroup path in it.
+// unifiedRoot is where cgroup v2 is mounted, or "".
+func unifiedRoot() string {
+	for _, root := range []string{cgroupRoot, filepath.Join(cgroupRoot, "unified")} {
+		if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+			return root
+		}
+	}
+	return ""
+}
+
+// ownCgroups maps each v1 controller to this process's cgroup path in it,
+// and "" to its v2 path.
 func ownCgroups() (map[string]string, error) {
 	f, err := os.Open("/proc/self/cgroup")
 	if err != nil {
@@ -83,7 +121,14 @@ func ownCgroups() (map[string]string, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 || parts[1] == "" {
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			m[""] = parts[2]
+			continue
+		}
+		if parts[1] == "" {
 			continue
 		}
 		for _, c := range strings.Split(parts[1], ",") {
@@ -102,6 +147,10 @@ func ownCgroups() (map[string]string, error) {
 func (cg *callCgroup) killAll(timeout time.Duration) []int {
 	self := os.Getpid()
 	end := time.Now().Add(timeout)
+	if cg.v2 != "" {
+		// One write kills every process of the cgroup, forks in flight too.
+		_ = os.WriteFile(filepath.Join(cg.v2, "cgroup.kill"), []byte("1"), 0)
+	}
 	for {
 		var left []int
 		for _, pid := range cg.procs() {
@@ -119,7 +168,11 @@ func (cg *callCgroup) killAll(timeout time.Duration) []int {
 }
 
 func (cg *callCgroup) procs() []int {
-	b, err := os.ReadFile(filepath.Join(cg.dirs[0], "cgroup.procs"))
+	dir := cg.v2
+	if len(cg.dirs) > 0 {
+		dir = cg.dirs[0]
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return nil
 	}
@@ -135,7 +188,7 @@ func (cg *callCgroup) procs() []int {
 // enter moves this process into the call's cgroups.
 func (cg *callCgroup) enter() error {
 	self := []byte(strconv.Itoa(os.Getpid()))
-	for _, d := range cg.dirs {
+	for _, d := range cg.all() {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), self, 0); err != nil {
 			cg.leave()
 			return fmt.Errorf("entering cgroup: %w", err)
@@ -147,14 +200,22 @@ func (cg *callCgroup) enter() error {
 // leave moves this process back to its parent cgroups.
 func (cg *callCgroup) leave() {
 	self := []byte(strconv.Itoa(os.Getpid()))
-	for _, d := range cg.dirs {
+	for _, d := range cg.all() {
 		_ = os.WriteFile(filepath.Join(filepath.Dir(d), "cgroup.procs"), self, 0)
 	}
 }
 
+// all lists every cgroup of the call.
+func (cg *callCgroup) all() []string {
+	if cg.v2 == "" {
+		return cg.dirs
+	}
+	return append(append([]string{}, cg.dirs...), cg.v2)
+}
+
 // remove deletes the call's cgroups (they must be empty).
 func (cg *callCgroup) remove() {
-	for _, d := range cg.dirs {
+	for _, d := range cg.all() {
 		_ = unix.Rmdir(d)
 	}
 }
@@ -164,6 +225,9 @@ func (cg *callCgroup) remove() {
 func (cg *callCgroup) oomKilled() bool {
 	if cg == nil {
 		return false
+	}
+	if cg.v2 != "" && keyed(filepath.Join(cg.v2, "memory.events"))["oom_kill"] > 0 {
+		return true
 	}
 	for _, d := range cg.dirs {
 		b, err := os.ReadFile(filepath.Join(d, "memory.oom_control"))
@@ -188,7 +252,7 @@ func (cg *callCgroup) usage() (user, system, maxKiB int64, ok bool) {
 		return 0, 0, 0, false
 	}
 	read := func(name string) (int64, bool) {
-		for _, d := range cg.dirs {
+		for _, d := range cg.all() {
 			b, err := os.ReadFile(filepath.Join(d, name))
 			if err != nil {
 				continue
@@ -200,9 +264,41 @@ func (cg *callCgroup) usage() (user, system, maxKiB int64, ok bool) {
 	}
 	u, ok1 := read("cpuacct.usage_user")
 	s, ok2 := read("cpuacct.usage_sys")
+	m, _ := read("memory.max_usage_in_bytes")
+	if ok1 && ok2 {
+		return u / 1000, s / 1000, m / 1024, true
+	}
+	if cg.v2 == "" {
+		return 0, 0, 0, false
+	}
+	// v2: cpu.stat is there without the cpu controller.
+	stat := keyed(filepath.Join(cg.v2, "cpu.stat"))
+	uu, ok1 := stat["user_usec"]
+	su, ok2 := stat["system_usec"]
 	if !ok1 || !ok2 {
 		return 0, 0, 0, false
 	}
-	m, _ := read("memory.max_usage_in_bytes")
-	return u / 1000, s / 1000, m / 1024, true
+	if peak, ok := read("memory.peak"); ok {
+		m = peak
+	}
+	return uu, su, m / 1024, true
+}
+
+// keyed reads a cgroup file of "key value" lines.
+func keyed(path string) map[string]int64 {
+	m := map[string]int64{}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			m[k] = n
+		}
+	}
+	return m
 }
