@@ -494,6 +494,16 @@ func TestCallCgroup(t *testing.T) {
 			if !strings.Contains(out.Sandbox.Cgroup, "stockade-"+out.CallID) || !seen {
 				t.Fatalf("receipt %q, target in %s", out.Sandbox.Cgroup, out.Stdout)
 			}
+			// Where cgroup v2 is mounted (the unified part of this hybrid
+			// host) the call gets a v2 cgroup too, for cgroup.kill.
+			if _, err := os.Stat("/sys/fs/cgroup/unified/cgroup.controllers"); err == nil {
+				if !strings.Contains(out.Sandbox.Cgroup, "v2:unified/stockade-"+out.CallID) {
+					t.Errorf("no v2 cgroup in the receipt %q", out.Sandbox.Cgroup)
+				}
+				if _, err := os.Stat("/sys/fs/cgroup/unified/stockade-" + out.CallID); !os.IsNotExist(err) {
+					t.Errorf("v2 cgroup left behind: %v", err)
+				}
+			}
 			if m.name != "tier C bwrap" { // bwrap's cgroup namespace hides the path
 				if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/pids", "stockade-"+out.CallID)); !os.IsNotExist(err) {
 					t.Errorf("cgroup left behind: %v", err)
