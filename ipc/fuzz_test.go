@@ -758,7 +758,9 @@ func FuzzParseSpawnReply(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := ParseSpawnReply(b)
-		wellFormed := len(b) == SpawnReplySize && (bytes.HasPrefix(b, []byte("SPWN")) || bytes.HasPrefix(b, []byte("LINK")))
+		// A link notice carries no sequence and no code.
+		wellFormed := len(b) == SpawnReplySize && (bytes.HasPrefix(b, []byte("SPWN")) ||
+			bytes.HasPrefix(b, []byte("LINK")) && bytes.Equal(b[4:], make([]byte, 8)))
 		if err != nil {
 			if wellFormed || !errors.Is(err, ErrMalformed) {
 				t.Fatalf("ParseSpawnReply(% x): %v", b, err)
