@@ -36,10 +36,15 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File) error {
 		return err
 	}
 	defer c.Close()
+	// SIGTERM (ctx) while waiting for a broker or a spec ends the wait.
+	stopWait := context.AfterFunc(ctx, func() { c.Close() })
 	if p := c.Peer().UID; p != 0 && p != uint32(os.Getuid()) {
 		return fmt.Errorf("exec socket peer uid %d is neither root nor mine", p)
 	}
-	if err := c.Accept(ipc.ChannelExec, Software); err != nil {
+	// The supervisor may fork executors ahead of demand: an executor waits
+	// for its broker as long as it takes (the socketpair reaches only the
+	// supervisor and then one broker; the executor dies with the supervisor).
+	if err := c.AcceptWithin(ipc.ChannelExec, Software, 0); err != nil {
 		return fmt.Errorf("hello: %w", err)
 	}
 	c.SetReadMax(ipc.ExecSpecFrameMax)
@@ -62,6 +67,7 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File) error {
 		return err
 	}
 	log = log.With("call_id", spec.CallID)
+	stopWait()
 
 	// The broker closing the socket (it gave up, or died) ends the call.
 	ctx, cancel := context.WithCancel(ctx)

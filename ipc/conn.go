@@ -143,7 +143,13 @@ func (c *Conn) Handshake(ch Channel, software string) (Hello, error) {
 // [HelloTimeout]; on a mismatch it sends a typed error and returns it, and the
 // caller closes the connection.
 func (c *Conn) Accept(ch Channel, software string) error {
-	m, err := c.Recv(HelloTimeout)
+	return c.AcceptWithin(ch, software, HelloTimeout)
+}
+
+// AcceptWithin is Accept with another deadline for the client's Hello (zero:
+// none), for a socket only a trusted party can hold.
+func (c *Conn) AcceptWithin(ch Channel, software string, timeout time.Duration) error {
+	m, err := c.Recv(timeout)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {

@@ -40,7 +40,7 @@ func (s *supervisor) serveSpawn(conn *net.UnixConn) {
 			return
 		}
 		reply := ipc.SpawnReply{Seq: req.Seq, Code: ipc.SpawnOK}
-		theirs, err := s.spawnExecutor()
+		theirs, err := s.takeExecutor()
 		if err != nil {
 			s.log.Error("cannot start executor", "err", err)
 			reply.Code = ipc.SpawnUnavailable
@@ -52,6 +52,63 @@ func (s *supervisor) serveSpawn(conn *net.UnixConn) {
 			theirs.Close()
 		}
 		if err != nil {
+			return
+		}
+	}
+}
+
+// poolSize is how many executors wait, forked ahead of demand, so that a
+// call does not pay for an executor's start. An idle executor holds no call
+// and no privilege beyond its own uid; it dies with the supervisor.
+const poolSize = 2
+
+// takeExecutor hands out a waiting executor, or forks one when none waits,
+// and has the pool refilled.
+func (s *supervisor) takeExecutor() (*os.File, error) {
+	s.poolOnce.Do(func() {
+		s.pool = make(chan *os.File, poolSize)
+		s.poolWake = make(chan struct{}, 1)
+		go s.fillPool()
+	})
+	defer func() {
+		select {
+		case s.poolWake <- struct{}{}:
+		default:
+		}
+	}()
+	select {
+	case f := <-s.pool:
+		return f, nil
+	default:
+		return s.spawnExecutor()
+	}
+}
+
+// fillPool keeps the pool full until shutdown; it forks only after a call
+// has taken an executor, so an idle system holds at most poolSize of them.
+func (s *supervisor) fillPool() {
+	for range s.poolWake {
+		for len(s.pool) < cap(s.pool) {
+			f, err := s.spawnExecutor()
+			if err != nil {
+				break // shutting down, or cannot fork: calls fork on demand
+			}
+			s.pool <- f
+		}
+	}
+}
+
+// drainPool closes the broker ends of waiting executors: they read EOF and
+// exit.
+func (s *supervisor) drainPool() {
+	if s.pool == nil {
+		return
+	}
+	for {
+		select {
+		case f := <-s.pool:
+			f.Close()
+		default:
 			return
 		}
 	}

@@ -30,6 +30,9 @@ type supervisor struct {
 	roles                map[string]*os.Process
 	execs                map[int]*os.Process
 	execWG               sync.WaitGroup
+	pool                 chan *os.File // broker ends of executors forked ahead
+	poolWake             chan struct{}
+	poolOnce             sync.Once
 	shuttingDown         bool
 }
 
@@ -70,6 +73,7 @@ func (s *supervisor) supervise(ctx context.Context) {
 		procs = append(procs, p)
 	}
 	s.mu.Unlock()
+	s.drainPool()
 	for _, p := range procs {
 		_ = p.Signal(syscall.SIGTERM)
 	}
