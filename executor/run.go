@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -45,6 +46,9 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File) error {
 	// for its broker as long as it takes (the socketpair reaches only the
 	// supervisor and then one broker; the executor dies with the supervisor).
 	if err := c.AcceptWithin(ipc.ChannelExec, Software, 0); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+			return nil // forked ahead and never used: nothing to do
+		}
 		return fmt.Errorf("hello: %w", err)
 	}
 	c.SetReadMax(ipc.ExecSpecFrameMax)
