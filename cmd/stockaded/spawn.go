@@ -24,7 +24,7 @@ func (s *supervisor) serveSpawn(conn *net.UnixConn) {
 			// The broker exited, or sent a packet too long or with
 			// descriptors: close the channel either way, so that a broker
 			// still alive notices, exits and is restarted.
-			if err != nil && !errors.Is(err, io.EOF) {
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.log.Error("bad spawn packet; closing the broker's channel", "err", err)
 			}
 			conn.Close()
