@@ -84,6 +84,26 @@ func benchRequest(tb testing.TB) *Request {
 	}
 }
 
+// benchRequests are n calls of agent7 to tool7 that differ, as the broker's
+// calls do, in what is true of each one: the time, the counters, the
+// budget figures and the arguments. Nothing of a call's context can be
+// reused from the call before.
+func benchRequests(tb testing.TB, n int) []*Request {
+	reqs := make([]*Request, n)
+	for i := range reqs {
+		r := benchRequest(tb)
+		r.Context.CallsUsed = int64(i % 100)
+		r.Context.Now = r.Context.Now.Add(time.Duration(i) * 1234567 * time.Microsecond)
+		r.Context.Argv = []string{"go", "vet", fmt.Sprintf("./pkg%d/...", i)}
+		r.Context.Budget.InFlight = int64(i % 4)
+		r.Context.Budget.RateTokens = int64(i % 11)
+		r.Context.Budget.CPUMillisUsed = int64(i * 37)
+		r.Context.Budget.OutputBytesUsed = int64(i * 4099)
+		reqs[i] = r
+	}
+	return reqs
+}
+
 func benchCall(tb testing.TB, _ int) *call {
 	tb.Helper()
 	c, err := buildCall(loadedSchema(), nil, benchRequest(tb))
@@ -178,27 +198,37 @@ func BenchmarkAuthorize(b *testing.B) {
 }
 
 // BenchmarkDecide is a whole decision as the broker makes it: checking and
-// mapping the Request (agent and tool entities from the cache, the context
-// built afresh), then "call" and "process.exec" through the index. "plain"
-// does the same work with plain cedar.Authorize over the whole set.
+// mapping the Request (the fixed part of the call from the cache, the
+// context built afresh), then "call" and "process.exec" through the index. "plain"
+// does the same work with plain cedar.Authorize over the whole set. The
+// calls cycle through benchRequests, so that each decision builds a context
+// the one before did not.
 func BenchmarkDecide(b *testing.B) {
+	reqs := benchRequests(b, 256)
 	for _, n := range []int{10, 100, 1000} {
 		set := benchSet(b, n)
 		e := &Engine{cache: newEntityCache()}
 		e.set.Store(set)
-		req := benchRequest(b)
-		if d := e.Decide(req); !d.Allowed() {
-			b.Fatalf("denied: %v %q", d, d.Reasons())
+		for _, req := range reqs {
+			if d := e.Decide(req); !d.Allowed() {
+				b.Fatalf("denied: %v %q", d, d.Reasons())
+			}
 		}
 		b.Run(fmt.Sprintf("policies=%d/indexed", n), func(b *testing.B) {
+			i := 0
 			latencies(b, func() {
+				req := reqs[i%len(reqs)]
+				i++
 				if !e.Decide(req).Allowed() {
 					b.Fatal("denied")
 				}
 			})
 		})
 		b.Run(fmt.Sprintf("policies=%d/plain", n), func(b *testing.B) {
+			i := 0
 			latencies(b, func() {
+				req := reqs[i%len(reqs)]
+				i++
 				c, err := buildCall(loadedSchema(), e.cache, req)
 				if err != nil {
 					b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -40,6 +41,7 @@ func (e *Engine) Reload(dir string) error {
 		return err
 	}
 	e.set.Store(s)
+	e.cache.reset()
 	return nil
 }
 
@@ -133,50 +135,45 @@ func (e *Engine) Decide(req *Request) (d Decision) {
 	if set == nil {
 		return Decision{reasons: []string{"no policy set loaded"}}
 	}
-	c, err := buildCall(loadedSchema(), e.cache, req)
-	if err != nil {
+	var c call
+	if err := c.build(loadedSchema(), e.cache, req); err != nil {
 		return denyMalformed(err)
 	}
-	return set.decide(c)
+	return set.decide(&c)
 }
 
 // decide evaluates every action of c through the index.
 func (s *policySet) decide(c *call) Decision {
 	var (
-		stack   [16]types.EntityUID
-		buf     = stack[:0]
-		cands   candidateList
 		permits []string
 		denies  []string
 		reasons []string
 		denied  bool
 	)
-	buf = ancestors(&c.entities, c.principal, buf)
-	p := target{uid: c.principal, anc: buf}
-	buf = ancestors(&c.entities, c.resource, buf)
-	r := target{uid: c.resource, anc: buf[len(p.anc):]}
-	for _, action := range c.actions {
-		var dec cedar.Decision
-		var diag cedar.Diagnostic
-		dec, diag, cands = s.index.authorize(&c.entities, cedar.Request{
+	policies := c.choose(s)
+	for i, action := range c.actions {
+		dec, diag := policies.lists[i].authorize(&c.entities, cedar.Request{
 			Principal: c.principal, Action: action, Resource: c.resource, Context: c.context,
-		}, &p, &r, cands)
+		})
 		name := string(action.ID)
 		for _, e := range diag.Errors {
 			// cedar-go skipped this policy; had it been a forbid, Cedar's
 			// answer would be wrong. Fail closed.
 			denied = true
 			denies = append(denies, string(e.PolicyID))
-			reasons = append(reasons, fmt.Sprintf("action %s: policy %s (%s) failed to evaluate: %s", name, e.PolicyID, position(e.Position), e.Message))
+			reasons = append(reasons, "action "+name+": policy "+string(e.PolicyID)+" ("+position(e.Position)+") failed to evaluate: "+e.Message)
 		}
 		switch {
 		case dec == cedar.Allow:
+			if permits == nil {
+				permits = make([]string, 0, 2*len(diag.Reasons))
+			}
 			for _, rs := range diag.Reasons {
 				permits = append(permits, string(rs.PolicyID))
 			}
 		case len(diag.Reasons) == 0:
 			denied = true
-			reasons = append(reasons, fmt.Sprintf("action %s: no policy permits it", name))
+			reasons = append(reasons, "action "+name+": no policy permits it")
 		default:
 			denied = true
 			for _, rs := range diag.Reasons {
@@ -191,14 +188,14 @@ func (s *policySet) decide(c *call) Decision {
 	ids := sortedUnique(permits)
 	for _, id := range ids {
 		if c := s.byID[types.PolicyID(id)]; c != nil && c.reason != "" {
-			reasons = append(reasons, fmt.Sprintf("policy %s: %s", id, c.reason))
+			reasons = append(reasons, "policy "+id+": "+c.reason)
 		}
 	}
 	return Decision{allow: true, policies: ids, reasons: reasons}
 }
 
 func (s *policySet) because(action string, id types.PolicyID, what string) string {
-	msg := fmt.Sprintf("action %s: policy %s %s", action, id, what)
+	msg := "action " + action + ": policy " + string(id) + " " + what
 	if c := s.byID[id]; c != nil && c.reason != "" {
 		msg += ": " + c.reason
 	}
@@ -206,7 +203,7 @@ func (s *policySet) because(action string, id types.PolicyID, what string) strin
 }
 
 func position(p cedar.Position) string {
-	return fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column)
+	return p.Filename + ":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Column)
 }
 
 func sortedUnique(s []string) []string {

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -38,13 +40,32 @@ const (
 	maxArgvBytes = 1 << 20
 )
 
-// call is a Request in Cedar's terms.
+// call is a Request in Cedar's terms: its fixed part, shared by every call
+// of the same agent to the same tool asking for the same capabilities, and
+// its context.
 type call struct {
+	*callStatic
+	context types.Record
+}
+
+// callStatic is what a call's principal, tool, skill and capabilities make
+// of it; it does not depend on the call's context. It is immutable once
+// built, so one value serves every call that maps to it, concurrently.
+type callStatic struct {
 	entities  callEntities
 	principal types.EntityUID
 	resource  types.EntityUID
 	actions   []types.EntityUID // "call" first, then the capabilities asked
-	context   types.Record
+	// asked is context.capabilities: the Set of the capabilities of
+	// actions[1:], boxed once.
+	asked types.Value
+	// The request's principal and resource, and each of actions, with their
+	// ancestors in entities, for the index.
+	principalTarget, resourceTarget target
+	actionTargets                   []target
+	// choice is what the index of the set last used chose for each
+	// action, kept for the next call (choose).
+	choice atomic.Pointer[choice]
 }
 
 // callEntities is the entity store of one call: the agent, the tool, the
@@ -73,12 +94,36 @@ func (c *callEntities) Get(uid types.EntityUID) (types.Entity, bool) {
 }
 
 // buildCall checks req and maps it to Cedar. Any error means deny. cache,
-// when not nil, keeps the agent and tool entities of earlier calls.
+// when not nil, keeps the fixed part of earlier calls.
 func buildCall(s *schemaInfo, cache *entityCache, req *Request) (*call, error) {
-	if req == nil {
-		return nil, fmt.Errorf("%w: no request", ErrRequest)
+	c := new(call)
+	if err := c.build(s, cache, req); err != nil {
+		return nil, err
 	}
-	c := &call{entities: callEntities{actions: s.actions}}
+	return c, nil
+}
+
+// build is buildCall into c.
+func (c *call) build(s *schemaInfo, cache *entityCache, req *Request) error {
+	if req == nil {
+		return fmt.Errorf("%w: no request", ErrRequest)
+	}
+	st, err := cache.static(s, req)
+	if err != nil {
+		return err
+	}
+	ctx, err := buildContext(s, &req.Context, st.asked)
+	if err != nil {
+		return err
+	}
+	c.callStatic, c.context = st, ctx
+	return nil
+}
+
+// buildStatic checks and maps the fixed part of req, taking the agent and
+// tool entities from cache when it has them.
+func buildStatic(s *schemaInfo, cache *entityCache, req *Request) (*callStatic, error) {
+	c := &callStatic{entities: callEntities{actions: s.actions}}
 	agent, err := cache.agent(&req.Principal)
 	if err != nil {
 		return nil, err
@@ -91,17 +136,8 @@ func buildCall(s *schemaInfo, cache *entityCache, req *Request) (*call, error) {
 	c.entities.agent, c.entities.tool = agent, res.tool
 	c.entities.skill, c.entities.hasSkill = res.skill, res.hasSkill
 
-	// Skills run in Tier A and nothing else does.
-	t := &req.Tool
-	skill := t.Kind == KindSkill
-	if (t.Tier == TierA) != skill || (req.Context.Tier == TierA) != skill {
-		return nil, fmt.Errorf("%w: %s tool %q with tool tier %s and call tier %s", ErrRequest, t.Kind, t.Name, t.Tier, req.Context.Tier)
-	}
-	if t.Tier == TierC && req.Context.Tier != TierC {
-		return nil, fmt.Errorf("%w: tool %q is configured for tier C, the call would run in tier %s", ErrRequest, t.Name, req.Context.Tier)
-	}
-	if skill && (!req.Context.Program.IsZero() || len(req.Context.Argv) > 0) {
-		return nil, fmt.Errorf("%w: skill tool %q with a program or argv", ErrRequest, t.Name)
+	if err := checkTiers(req); err != nil {
+		return nil, err
 	}
 
 	// Actions: "call", then each capability once, in the order asked.
@@ -124,13 +160,33 @@ func buildCall(s *schemaInfo, cache *entityCache, req *Request) (*call, error) {
 		c.actions = append(c.actions, uid)
 		asked = append(asked, v)
 	}
+	c.asked = types.NewSet(asked...)
 
-	ctx, err := buildContext(s, &req.Context, types.NewSet(asked...))
-	if err != nil {
-		return nil, err
+	c.principalTarget = target{uid: c.principal, anc: ancestors(&c.entities, c.principal, nil)}
+	c.resourceTarget = target{uid: c.resource, anc: ancestors(&c.entities, c.resource, nil)}
+	c.actionTargets = make([]target, len(c.actions))
+	for i, a := range c.actions {
+		c.actionTargets[i] = target{uid: a, anc: ancestors(&c.entities, a, nil)}
 	}
-	c.context = ctx
 	return c, nil
+}
+
+// checkTiers holds a call's tool and tier together: skills run in Tier A
+// and nothing else does, a Tier C tool runs in Tier C, and a skill has no
+// program or argv.
+func checkTiers(req *Request) error {
+	t := &req.Tool
+	skill := t.Kind == KindSkill
+	if (t.Tier == TierA) != skill || (req.Context.Tier == TierA) != skill {
+		return fmt.Errorf("%w: %s tool %q with tool tier %s and call tier %s", ErrRequest, t.Kind, t.Name, t.Tier, req.Context.Tier)
+	}
+	if t.Tier == TierC && req.Context.Tier != TierC {
+		return fmt.Errorf("%w: tool %q is configured for tier C, the call would run in tier %s", ErrRequest, t.Name, req.Context.Tier)
+	}
+	if skill && (!req.Context.Program.IsZero() || len(req.Context.Argv) > 0) {
+		return fmt.Errorf("%w: skill tool %q with a program or argv", ErrRequest, t.Name)
+	}
+	return nil
 }
 
 // buildAgent is Agent::"<name>" in its groups.
@@ -243,7 +299,7 @@ func buildResource(s *schemaInfo, t *Tool, sk *Skill) (resource, error) {
 	return res, nil
 }
 
-func buildContext(s *schemaInfo, x *Context, asked types.Set) (types.Record, error) {
+func buildContext(s *schemaInfo, x *Context, asked types.Value) (types.Record, error) {
 	if err := checkText("run id", x.RunID, maxRunIDLen); err != nil {
 		return types.Record{}, err
 	}
@@ -294,29 +350,64 @@ func buildContext(s *schemaInfo, x *Context, asked types.Set) (types.Record, err
 	if err != nil {
 		return types.Record{}, err
 	}
-	h, m, sec := x.Now.Clock()
-	sinceMidnight := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute +
+	h, mi, sec := x.Now.Clock()
+	sinceMidnight := time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute +
 		time.Duration(sec)*time.Second + time.Duration(x.Now.Nanosecond())
-	return types.NewRecord(types.RecordMap{
-		"run_id":             types.String(x.RunID),
-		"calls_used":         types.Long(x.CallsUsed),
-		"tier":               tier,
-		"capabilities":       asked,
-		"egress_hosts":       types.NewSet(names...),
-		"egress_ips":         types.NewSet(ips...),
-		"workspace":          types.String(x.Workspace.p),
-		"paths":              types.NewSet(paths...),
-		"paths_in_workspace": types.Boolean(inWorkspace),
-		"program":            types.String(x.Program.p),
-		"argv_digest":        types.String(ArgvDigest(x.Argv)),
-		"now":                types.NewDatetime(x.Now.UTC()),
-		"time_of_day":        types.NewDuration(sinceMidnight),
-		"budget":             budget,
-	}), nil
+	m := contextMaps.Get().(types.RecordMap)
+	m["run_id"] = types.String(x.RunID)
+	m["calls_used"] = types.Long(x.CallsUsed)
+	m["tier"] = tier
+	m["capabilities"] = asked
+	m["egress_hosts"] = newSet(names)
+	m["egress_ips"] = newSet(ips)
+	m["workspace"] = types.String(x.Workspace.p)
+	m["paths"] = types.NewSet(paths...)
+	m["paths_in_workspace"] = types.Boolean(inWorkspace)
+	m["program"] = types.String(x.Program.p)
+	m["argv_digest"] = types.String(ArgvDigest(x.Argv))
+	m["now"] = types.NewDatetime(x.Now.UTC())
+	m["time_of_day"] = types.NewDuration(sinceMidnight)
+	m["budget"] = budget
+	return newRecordFrom(&contextMaps, m), nil
+}
+
+// emptySet is the empty Set, boxed once.
+var emptySet types.Value = types.NewSet()
+
+// newSet is types.NewSet(v...), boxed.
+func newSet(v []types.Value) types.Value {
+	if len(v) == 0 {
+		return emptySet
+	}
+	return types.NewSet(v...)
+}
+
+// contextMaps and budgetMaps are maps to build the context and budget
+// records from. types.NewRecord copies the map it is given
+// (TestNewRecordCopies holds it to that), so a map can be filled again for
+// the next record instead of being allocated and grown afresh. Each is
+// sized for its record: the copy takes the map's size, not its length.
+var (
+	contextMaps = sync.Pool{New: func() any { return make(types.RecordMap, contextFields) }}
+	budgetMaps  = sync.Pool{New: func() any { return make(types.RecordMap, budgetFields) }}
+)
+
+// The number of fields of the Call and Budget records of the schema.
+const (
+	contextFields = 14
+	budgetFields  = 8
+)
+
+// newRecordFrom is types.NewRecord(m), then gives m back to pool, emptied.
+func newRecordFrom(pool *sync.Pool, m types.RecordMap) types.Record {
+	r := types.NewRecord(m)
+	clear(m)
+	pool.Put(m)
+	return r
 }
 
 func buildBudget(b *Budget) (types.Record, error) {
-	m := types.RecordMap{}
+	m := budgetMaps.Get().(types.RecordMap)
 	for _, f := range []struct {
 		name  string
 		v     int64
@@ -332,6 +423,8 @@ func buildBudget(b *Budget) (types.Record, error) {
 		{"output_bytes_max", b.OutputBytesMax, true},
 	} {
 		if f.v < 0 {
+			clear(m)
+			budgetMaps.Put(m)
 			return types.Record{}, fmt.Errorf("%w: negative budget figure %s", ErrRequest, f.name)
 		}
 		if f.limit && f.v == 0 {
@@ -339,7 +432,7 @@ func buildBudget(b *Budget) (types.Record, error) {
 		}
 		m[types.String(f.name)] = types.Long(f.v)
 	}
-	return types.NewRecord(m), nil
+	return newRecordFrom(&budgetMaps, m), nil
 }
 
 func enumValue(t types.EntityType, v string, s *schemaInfo) (types.Value, error) {

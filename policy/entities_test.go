@@ -1,6 +1,10 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -140,7 +144,8 @@ func splitList(s string) []string {
 // FuzzRequestMapping feeds garbage through the Request-to-Cedar mapping:
 // it must not panic; a Request it refuses must be denied even by a
 // permit-all set; one it accepts must conform to the schema and be allowed
-// by permit-all; and the default set may allow only what its text says.
+// by permit-all; the default set must decide it as full evaluation does,
+// and may allow only what its text says.
 func FuzzRequestMapping(f *testing.F) {
 	type seed struct {
 		name, groups, tool, kind, tier, egress, toolCaps, actions, skill, ctxTier, hosts, paths, argv string
@@ -201,6 +206,9 @@ func FuzzRequestMapping(f *testing.F) {
 		}
 
 		def := defaultSet.decide(c)
+		if allow, ids := decideFull(defaultSet, c); def.Allowed() != allow || !slices.Equal(def.Policies(), ids) {
+			t.Fatalf("default set: decide says %v, full evaluation allow=%v %v", def, allow, ids)
+		}
 		if !def.Allowed() {
 			return
 		}
@@ -297,4 +305,126 @@ func sameEntity(t *testing.T, a, b types.Entity) bool {
 		t.Fatal(err)
 	}
 	return string(ja) == string(jb)
+}
+
+// The fixed part of a call comes from the cache exactly as building it
+// would make it, for keys a careless encoding would confuse, and a cached
+// one is still refused with a call tier that does not fit the tool.
+func TestEntityCacheStatic(t *testing.T) {
+	t.Parallel()
+	s := loadedSchema()
+	c := newEntityCache()
+	principals := []Principal{
+		{Name: "a", UID: 1, Groups: []string{"b", "c"}},
+		{Name: "a", UID: 1, Groups: []string{"bc"}},
+		{Name: "a", UID: 1, Groups: []string{"b"}},
+		{Name: "a", UID: 1},
+		{Name: "", UID: 1}, // refused
+	}
+	process := Tool{Name: "t", Kind: KindProcess, Tier: TierC, Egress: EgressNone, Capabilities: []Capability{ProcessExec}}
+	skillTool := Tool{Name: "t", Kind: KindSkill, Tier: TierA, Egress: EgressNone}
+	tools := []struct {
+		t  Tool
+		sk *Skill
+	}{
+		{process, nil},
+		{Tool{Name: "t", Kind: KindProcess, Tier: TierC, Egress: EgressNone}, nil},
+		{skillTool, &Skill{Publisher: "p", Name: "n", Trust: TrustActive}},
+		{skillTool, &Skill{Publisher: "p", Name: "n", Trust: TrustActive, Capabilities: []Capability{ProcessExec}}},
+		{skillTool, nil}, // refused
+	}
+	actions := [][]Capability{
+		nil,
+		{ProcessExec},
+		{ProcessExec, FSWrite},
+		{FSWrite, ProcessExec},
+		{ProcessExec, ProcessExec}, // refused
+		{"fs.read"},                // refused
+	}
+	for round := range 2 {
+		for _, p := range principals {
+			for _, tt := range tools {
+				for _, a := range actions {
+					req := &Request{Principal: p, Tool: tt.t, Skill: tt.sk, Actions: a, Context: Context{Tier: tt.t.Tier}}
+					got, gotErr := c.static(s, req)
+					want, wantErr := buildStatic(s, nil, req)
+					if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+						t.Fatalf("round %d, %+v: cached error %v, built %v", round, req, gotErr, wantErr)
+					}
+					if wantErr == nil {
+						checkSameStatic(t, got, want)
+					}
+				}
+			}
+		}
+	}
+	// A hit is a hit on the tool, not on the call's tier.
+	req := &Request{Principal: principals[0], Tool: process, Actions: actions[1], Context: Context{Tier: TierC}}
+	if _, err := c.static(s, req); err != nil {
+		t.Fatal(err)
+	}
+	req.Context.Tier = TierB
+	if _, err := c.static(s, req); !errors.Is(err, ErrRequest) {
+		t.Fatalf("a Tier C tool run in Tier B from the cache: %v", err)
+	}
+}
+
+func checkSameStatic(t *testing.T, got, want *callStatic) {
+	t.Helper()
+	// Ancestors come in the order of Go's maps: compare them as sets.
+	sameTarget := func(a, b target) bool {
+		return a.uid == b.uid && len(a.anc) == len(b.anc) &&
+			!slices.ContainsFunc(a.anc, func(u types.EntityUID) bool { return !slices.Contains(b.anc, u) })
+	}
+	switch {
+	case !sameEntity(t, got.entities.agent, want.entities.agent),
+		!sameEntity(t, got.entities.tool, want.entities.tool),
+		got.entities.hasSkill != want.entities.hasSkill,
+		!sameEntity(t, got.entities.skill, want.entities.skill),
+		got.principal != want.principal, got.resource != want.resource,
+		!slices.Equal(got.actions, want.actions),
+		!got.asked.Equal(want.asked),
+		!sameTarget(got.principalTarget, want.principalTarget),
+		!sameTarget(got.resourceTarget, want.resourceTarget),
+		!slices.EqualFunc(got.actionTargets, want.actionTargets, sameTarget):
+		t.Fatalf("cached call part of %v -> %v %v differs from the built one", got.principal, got.resource, got.actions)
+	}
+}
+
+// The context and budget records are built from maps that are used again:
+// that holds only while types.NewRecord copies the map it is given.
+func TestNewRecordCopies(t *testing.T) {
+	t.Parallel()
+	m := types.RecordMap{"a": types.Long(1)}
+	r := types.NewRecord(m)
+	m["a"] = types.Long(2)
+	m["b"] = types.Long(3)
+	if v, _ := r.Get("a"); r.Len() != 1 || v != types.Long(1) {
+		t.Fatalf("types.NewRecord keeps the map it is given: %v", r)
+	}
+	clear(m)
+	if r.Len() != 1 {
+		t.Fatalf("types.NewRecord keeps the map it is given: %v", r)
+	}
+}
+
+// ArgvDigest hashes short command lines on the stack and long ones
+// streamed; both are `printf '%s\0' "$@" | sha256sum`.
+func TestArgvDigestLengths(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 2, 511, 1022, 1023, 1024, 1025, 4096} {
+		for _, argv := range [][]string{
+			{strings.Repeat("x", n)},
+			{"a", strings.Repeat("y", n), ""},
+			strings.Split(strings.Repeat("z", n), ""),
+		} {
+			h := sha256.New()
+			for _, a := range argv {
+				h.Write([]byte(a + "\x00"))
+			}
+			if got, want := ArgvDigest(argv), hex.EncodeToString(h.Sum(nil)); got != want {
+				t.Errorf("%d bytes in %d arguments: %s, want %s", n, len(argv), got, want)
+			}
+		}
+	}
 }

@@ -246,23 +246,65 @@ func ancestors(g types.EntityGetter, uid types.EntityUID, dst []types.EntityUID)
 func (ix *index) authorize(g types.EntityGetter, req cedar.Request, p, r *target, cands candidateList) (cedar.Decision, cedar.Diagnostic, candidateList) {
 	var stack [8]types.EntityUID
 	a := target{uid: req.Action, anc: ancestors(g, req.Action, stack[:0])}
-	cands = ix.candidates(cands[:0], p, &a, r)
-	if len(cands) == 0 {
-		return cedar.Deny, cedar.Diagnostic{}, cands // what Cedar says of no policies
-	}
-	dec, diag := cedar.Authorize(cands, g, req)
-	return dec, diag, cands
+	l := newPolicyList(ix.candidates(cands[:0], p, &a, r))
+	dec, diag := l.authorize(g, req)
+	return dec, diag, l.list
 }
 
-// candidateList is a cedar.PolicyIterator over the policies the index chose.
+// candidateList is the policies the index chose.
 type candidateList []*compiled
 
-func (l candidateList) All() iter.Seq2[types.PolicyID, *cedar.Policy] {
-	return func(yield func(types.PolicyID, *cedar.Policy) bool) {
-		for _, c := range l {
+// policyList is a cedar.PolicyIterator over the policies the index chose
+// for one request. It is immutable, and its iterator is made once, so that
+// one list serves every request it was chosen for.
+type policyList struct {
+	list candidateList
+	all  iter.Seq2[types.PolicyID, *cedar.Policy]
+}
+
+var _ cedar.PolicyIterator = (*policyList)(nil)
+
+func newPolicyList(list candidateList) *policyList {
+	l := &policyList{list: list}
+	l.all = func(yield func(types.PolicyID, *cedar.Policy) bool) {
+		for _, c := range l.list {
 			if !yield(c.id, c.policy) {
 				return
 			}
 		}
 	}
+	return l
+}
+
+func (l *policyList) All() iter.Seq2[types.PolicyID, *cedar.Policy] { return l.all }
+
+// authorize is cedar.Authorize over the policies of l.
+func (l *policyList) authorize(g types.EntityGetter, req cedar.Request) (cedar.Decision, cedar.Diagnostic) {
+	if len(l.list) == 0 {
+		return cedar.Deny, cedar.Diagnostic{} // what Cedar says of no policies
+	}
+	return cedar.Authorize(l, g, req)
+}
+
+// choice is what the index of one policy set chose for each action of a
+// call. A call's principal, resource and actions, with their ancestors, are
+// fixed (callStatic), and so is a set's index, so the choice is made once
+// per set, not once per call.
+type choice struct {
+	set   *policySet
+	lists []*policyList // by action, as callStatic.actions
+}
+
+// choose returns the policies of s whose scope can match each action of c,
+// choosing them on c's first call under s.
+func (c *callStatic) choose(s *policySet) *choice {
+	if ch := c.choice.Load(); ch != nil && ch.set == s {
+		return ch
+	}
+	ch := &choice{set: s, lists: make([]*policyList, len(c.actions))}
+	for i := range c.actions {
+		ch.lists[i] = newPolicyList(s.index.candidates(nil, &c.principalTarget, &c.actionTargets[i], &c.resourceTarget))
+	}
+	c.choice.Store(ch)
+	return ch
 }

@@ -225,3 +225,97 @@ func TestIndexNarrows(t *testing.T) {
 		t.Fatalf("benchmark call denied: %v %q", d, d.Reasons())
 	}
 }
+
+// decideFull is Decide's rule over plain cedar.Authorize of the whole set:
+// the call is allowed when every action is allowed with no evaluation
+// error; the deciding policies are the permits of an allowed call, or the
+// forbids and erroring policies of a denied one.
+func decideFull(s *policySet, c *call) (allow bool, policies []string) {
+	var permits, denies []string
+	allow = true
+	for _, a := range c.actions {
+		d, diag := cedar.Authorize(s, &c.entities, cedar.Request{Principal: c.principal, Action: a, Resource: c.resource, Context: c.context})
+		for _, e := range diag.Errors {
+			allow = false
+			denies = append(denies, string(e.PolicyID))
+		}
+		for _, r := range diag.Reasons {
+			if d == cedar.Allow {
+				permits = append(permits, string(r.PolicyID))
+			} else {
+				denies = append(denies, string(r.PolicyID))
+			}
+		}
+		allow = allow && d == cedar.Allow
+	}
+	if allow {
+		return true, sortedUnique(permits)
+	}
+	return false, sortedUnique(denies)
+}
+
+// Decide, with the fixed part of calls cached and the index's choice kept
+// from one call to the next, decides as plain evaluation of the whole set
+// does: for many calls, cold and warm, under several sets in turn on one
+// engine, and for one call decided under sets that alternate.
+func TestDecideMatchesFull(t *testing.T) {
+	t.Parallel()
+	erroring, err := compileFiles("erroring", []policyFile{{name: "e.cedar", data: []byte(`
+@id("all") permit (principal, action, resource);
+@id("broken") forbid (principal in Group::"g2", action == Action::"process.exec", resource)
+when { context.calls_used * 4611686018427387904 > 0 };
+`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := load("../testdata/policy/example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := []*policySet{benchSet(t, 1000), benchSet(t, 100), defaultSet, example, permitAllSet, erroring}
+	var reqs []*Request
+	for i := range 60 {
+		r := benchRequest(t)
+		r.Principal = Principal{Name: fmt.Sprintf("agent%d", i%40), UID: uint32(2000 + i%40), Groups: []string{fmt.Sprintf("g%d", i%10)}}
+		if i%7 == 0 {
+			r.Principal.Groups = append(r.Principal.Groups, "local", "dev")
+		}
+		r.Tool.Name = fmt.Sprintf("tool%d", i%50)
+		r.Tool.Capabilities = Capabilities()[:1+i%3]
+		r.Actions = [][]Capability{nil, {ProcessExec}, {ProcessExec, FSWrite}, {InterpreterRun}, {NetworkEgress, ProcessExec}}[i%5]
+		r.Context.CallsUsed = int64(i * 17 % 120)
+		if i%11 == 0 {
+			r.Context.Workspace = Path{}
+		}
+		reqs = append(reqs, r)
+	}
+	e := &Engine{cache: newEntityCache()}
+	for _, s := range sets {
+		e.set.Store(s) // as Reload does, but keeping the cache
+		for round := range 2 {
+			for i, r := range reqs {
+				d := e.Decide(r)
+				c, err := buildCall(loadedSchema(), nil, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				allow, ids := decideFull(s, c)
+				if d.Allowed() != allow || !slices.Equal(d.Policies(), ids) {
+					t.Fatalf("set %s, round %d, call %d: Decide says %v, full evaluation allow=%v %v", s.source, round, i, d, allow, ids)
+				}
+			}
+		}
+	}
+	// One call, its choice kept, under sets that take turns.
+	c, err := buildCall(loadedSchema(), nil, reqs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 * len(sets) {
+		s := sets[i%len(sets)]
+		d := s.decide(c)
+		if allow, ids := decideFull(s, c); d.Allowed() != allow || !slices.Equal(d.Policies(), ids) {
+			t.Fatalf("set %s: decide says %v, full evaluation allow=%v %v", s.source, d, allow, ids)
+		}
+	}
+}

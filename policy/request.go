@@ -3,6 +3,7 @@ package policy
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"time"
 )
 
@@ -152,10 +153,32 @@ func ArgvDigest(argv []string) string {
 	if len(argv) == 0 {
 		return ""
 	}
-	h := sha256.New()
+	// A command line of usual length is hashed from a buffer on the stack,
+	// a longer one streamed.
+	var (
+		buf [1024]byte
+		sum [sha256.Size]byte
+		hx  [2 * sha256.Size]byte
+	)
+	b := buf[:0]
 	for _, a := range argv {
-		h.Write([]byte(a))
-		h.Write([]byte{0})
+		if len(a)+1 > cap(b)-len(b) {
+			b = nil
+			break
+		}
+		b = append(b, a...)
+		b = append(b, 0)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	if b != nil {
+		sum = sha256.Sum256(b)
+	} else {
+		h := sha256.New()
+		for _, a := range argv {
+			io.WriteString(h, a)
+			h.Write([]byte{0})
+		}
+		h.Sum(sum[:0])
+	}
+	hex.Encode(hx[:], sum[:])
+	return string(hx[:])
 }
