@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/stockade-dev/stockade/seccomp"
 )
@@ -14,17 +15,41 @@ import (
 // allow-list kills it on any system call a broker does not make. Resolving
 // paths (lstat, readlink) is not a Landlock right, so workspace and command
 // checks keep working. It returns what it enforced, for the log.
+//
+// Landlock is applied at the host's ABI up to 6; a host without Landlock
+// gets seccomp alone, and the returned description says so.
 func Restrict(stateDir, policyDir string) (string, error) {
-	rules := []landlock.Rule{landlock.RWDirs(stateDir).WithRefer(), landlock.RODirs("/proc")}
-	if policyDir != "" {
-		rules = append(rules, landlock.RODirs(policyDir)) // reloaded on SIGHUP
-	}
-	if err := landlock.V6.Restrict(rules...); err != nil {
-		return "", fmt.Errorf("landlock: %w", err)
+	abi := min(hostLandlockABI(), 6)
+	how := "no landlock (the host has none)"
+	if abi > 0 {
+		state := landlock.RWDirs(stateDir)
+		if abi >= 2 {
+			state = state.WithRefer() // the attestation log renames across its directory
+		}
+		rules := []landlock.Rule{state, landlock.RODirs("/proc")}
+		if policyDir != "" {
+			rules = append(rules, landlock.RODirs(policyDir)) // reloaded on SIGHUP
+		}
+		if err := landlockConfigs[abi].Restrict(rules...); err != nil {
+			return "", fmt.Errorf("landlock: %w", err)
+		}
+		how = fmt.Sprintf("landlock v%d", abi)
 	}
 	digest, err := seccomp.InstallNamed("broker")
 	if err != nil {
 		return "", err
 	}
-	return "landlock v6, seccomp broker " + digest, nil
+	return how + ", seccomp broker " + digest, nil
+}
+
+var landlockConfigs = []landlock.Config{
+	1: landlock.V1, 2: landlock.V2, 3: landlock.V3, 4: landlock.V4, 5: landlock.V5, 6: landlock.V6,
+}
+
+func hostLandlockABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/stockade-dev/stockade/seccomp"
 )
@@ -14,12 +15,18 @@ import (
 // it on any system call a verifier does not make — no socket but AF_UNIX, no
 // process started. It returns what it enforced, for the log.
 func Restrict() (string, error) {
-	if err := landlock.V6.Restrict(landlock.RODirs("/proc")); err != nil {
-		return "", fmt.Errorf("landlock: %w", err)
+	how := "no landlock (the host has none)"
+	if abi, err := llsys.LandlockGetABIVersion(); err == nil && abi > 0 {
+		abi = min(abi, 6)
+		cfg := []landlock.Config{1: landlock.V1, 2: landlock.V2, 3: landlock.V3, 4: landlock.V4, 5: landlock.V5, 6: landlock.V6}[abi]
+		if err := cfg.Restrict(landlock.RODirs("/proc")); err != nil {
+			return "", fmt.Errorf("landlock: %w", err)
+		}
+		how = fmt.Sprintf("landlock v%d", abi)
 	}
 	digest, err := seccomp.InstallNamed("verifier")
 	if err != nil {
 		return "", err
 	}
-	return "landlock v6, seccomp verifier " + digest, nil
+	return how + ", seccomp verifier " + digest, nil
 }
