@@ -137,7 +137,7 @@ func TestPrincipalBudgets(t *testing.T) {
 		ws := t.TempDir()
 		done := make(chan error, 1)
 		go func() {
-			_, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c", "echo up > ready; sleep 2"}})
+			_, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, Args: []string{"/bin/sh", "-c", "echo up > ready; sleep 5"}})
 			done <- err
 		}()
 		waitFile(t, filepath.Join(ws, "ready"))
