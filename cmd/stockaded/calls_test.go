@@ -212,7 +212,7 @@ func TestTimeoutKillsTree(t *testing.T) {
 			ws := t.TempDir()
 			marker := newMarker()
 			start := time.Now()
-			out, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, TimeoutMS: 1500, Args: []string{"/bin/sh", "-c", treeScript(marker)}})
+			out, err := s.call(&ipc.CallRequest{Tool: "process.run", Workspace: ws, TimeoutMS: 4000, Args: []string{"/bin/sh", "-c", treeScript(marker)}})
 			if err != nil {
 				t.Fatal(err)
 			}
