@@ -6,6 +6,7 @@ require (
 	github.com/cedar-policy/cedar-go v1.9.0
 	github.com/landlock-lsm/go-landlock v0.11.0
 	github.com/pelletier/go-toml/v2 v2.4.3
+	github.com/tetratelabs/wazero v1.12.0
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	golang.org/x/sys v0.49.0
 )
