@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/ipc"
+	"github.com/stockade-dev/stockade/seccomp"
 )
 
 // run starts the target through stage 2 and watches it to the end.
@@ -27,7 +28,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 	if err != nil {
 		return nil, fmt.Errorf("own executable: %w", err)
 	}
-	plan, receipt, err := decide(spec)
+	plan, receipt, prog, err := decide(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 	}
 	if receipt.Backend == "bwrap" {
 		// bwrap installs the filter from fd 4 just before it execs stage 2.
-		filter, err := filterPipe(receipt.Seccomp)
+		filter, err := filterPipe(prog)
 		if err != nil {
 			outR.Close()
 			errR.Close()
@@ -201,7 +202,7 @@ func run(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec) (*ipc.Outcom
 // decide turns a spec into stage 2's plan and the receipt of what will be
 // enforced, refusing (sandbox_unavailable) what this host cannot give: a
 // Landlock ABI below the call's minimum, or bwrap required but unusable.
-func decide(spec *ipc.ExecSpec) (*stagePlan, ipc.Receipt, error) {
+func decide(spec *ipc.ExecSpec) (*stagePlan, ipc.Receipt, *seccomp.Program, error) {
 	r := ipc.Receipt{
 		Tier: spec.Tier, Backend: "native", Seccomp: "executor", Namespaces: []string{},
 		Layers: []string{"rlimits", "no_capabilities", "no_new_privs", "cleared_env", "own_session", "subreaper", "closed_fds"},
@@ -212,13 +213,13 @@ func decide(spec *ipc.ExecSpec) (*stagePlan, ipc.Receipt, error) {
 	sb := spec.Sandbox
 	if sb != nil && !sb.AllowHardlinks && slices.Contains(sb.ReadWrite, spec.Dir) {
 		if err := checkHardlinks(spec.Dir); err != nil {
-			return nil, r, err
+			return nil, r, nil, err
 		}
 	}
 	if sb != nil {
 		host := LandlockABI()
 		if host == 0 || host < sb.MinLandlockABI {
-			return nil, r, ipc.Errorf(ipc.ClassSandboxUnavailable, "Landlock ABI %d here, the call needs %d", host, max(sb.MinLandlockABI, 1))
+			return nil, r, nil, ipc.Errorf(ipc.ClassSandboxUnavailable, "Landlock ABI %d here, the call needs %d", host, max(sb.MinLandlockABI, 1))
 		}
 		if sb.Bwrap != "required" {
 			// No namespaces: seal off the host's Unix sockets and SysV IPC.
@@ -237,23 +238,19 @@ func decide(spec *ipc.ExecSpec) (*stagePlan, ipc.Receipt, error) {
 	}
 	prog, err := compileProfile(r.Seccomp)
 	if err != nil {
-		return nil, r, ipc.Errorf(ipc.ClassSandboxUnavailable, "seccomp profile %s: %v", r.Seccomp, err)
+		return nil, r, nil, ipc.Errorf(ipc.ClassSandboxUnavailable, "seccomp profile %s: %v", r.Seccomp, err)
 	}
 	r.SeccompDigest = prog.Digest()
 	plan := &stagePlan{Spec: *spec, Seccomp: r.Seccomp}
 	if r.Backend == "bwrap" {
 		plan.Seccomp = "" // bwrap installs it
 	}
-	return plan, r, nil
+	return plan, r, prog, nil
 }
 
-// filterPipe returns the read end of a pipe holding the compiled profile, for
-// bwrap's --seccomp.
-func filterPipe(name string) (*os.File, error) {
-	prog, err := compileProfile(name)
-	if err != nil {
-		return nil, err
-	}
+// filterPipe returns the read end of a pipe holding the compiled program,
+// for bwrap's --seccomp.
+func filterPipe(prog *seccomp.Program) (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
