@@ -78,4 +78,3 @@ func serve(args []string) error {
 	}
 	return err
 }
-
