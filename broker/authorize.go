@@ -11,12 +11,20 @@ import (
 )
 
 // principalOf maps a peer uid to the principal Cedar sees. The uid comes from
-// the kernel; nothing in a message can change it.
+// the kernel; nothing in a message can change it. A uid listed in [[agent]]
+// is that agent; otherwise, in multi-uid mode, Agent::"uid-N" in
+// Group::"local", and in single-user mode the invoking uid is
+// Agent::"local" in Group::"local".
 func (s *Server) principalOf(uid uint32) policy.Principal {
 	for _, a := range s.cfg.Agents {
 		if a.UID == uid {
 			return policy.Principal{Name: a.Name, UID: uid, Groups: a.Groups}
 		}
+	}
+	if s.mode == ModeMultiUID {
+		// Root or a member of an agent group (mayCall let it in): a local
+		// user the operator admitted, named by uid.
+		return policy.Principal{Name: fmt.Sprintf("uid-%d", uid), UID: uid, Groups: []string{"local"}}
 	}
 	if uid == uint32(os.Getuid()) {
 		return policy.Principal{Name: "local", UID: uid, Groups: []string{"local"}}

@@ -189,7 +189,7 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 	if req.MaxOutput > 0 {
 		maxOutput = min(maxOutput, req.MaxOutput)
 	}
-	dir, tmp, cleanup, err := s.workspace(callID, req.Workspace)
+	dir, tmp, scratch, cleanup, err := s.workspace(callID, req.Workspace)
 	if err != nil {
 		return nil, nil, nop, err
 	}
@@ -210,7 +210,7 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 	env["LANG"], env["LC_ALL"] = "C", "C"
 	env["HOME"], env["TMPDIR"] = dir, tmp
 	spec := &ipc.ExecSpec{
-		CallID: callID, Path: path, Argv: argv, Env: sortedEnv(env), Dir: dir, Tier: iso.Tier,
+		CallID: callID, Path: path, Argv: argv, Env: sortedEnv(env), Dir: dir, Tier: iso.Tier, Scratch: scratch,
 		TimeoutMS: timeout.Milliseconds(), MaxOutput: maxOutput, Egress: egress,
 		Limits: ipc.Rlimits{
 			CPUSeconds: limits.CPUSeconds, AddressSpace: limits.AddressSpace,
@@ -219,7 +219,7 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 		},
 	}
 	if iso.Tier == "C" {
-		if spec.Sandbox, err = sandboxFor(iso, s.bwrap, path, dir, tmp, egress); err != nil {
+		if spec.Sandbox, err = sandboxFor(iso, s.bwrap, path, dir, tmp, scratch, egress); err != nil {
 			cleanup()
 			return nil, nil, nop, err
 		}
@@ -231,33 +231,46 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 // directory. The working directory is the agent's, which must be an existing
 // directory given as an absolute path (resolved through symlinks), or a fresh
 // scratch directory; both scratch directories are removed after the call.
-func (s *Server) workspace(callID, asked string) (dir, tmp string, cleanup func(), err error) {
-	base := filepath.Join(s.stateDir, "work", callID)
-	if err := os.MkdirAll(filepath.Dir(base), 0o700); err != nil {
-		return "", "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
-	}
-	if err := os.Mkdir(base, 0o700); err != nil {
-		return "", "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
-	}
-	cleanup = func() {
-		if err := os.RemoveAll(base); err != nil {
-			s.log.Warn("removing call directories", "call_id", callID, "err", err)
+//
+// In multi-uid mode the broker cannot make directories its executors (other
+// uids) can use: the call's directory is <scratch root>/<call id>, made and
+// removed by the executor as its own uid (ExecSpec.Scratch), and the
+// supervisor removes what a killed executor left before its uid is reused.
+func (s *Server) workspace(callID, asked string) (dir, tmp, scratch string, cleanup func(), err error) {
+	var base string
+	if s.mode == ModeMultiUID {
+		scratch = filepath.Join(s.scratch, callID)
+		base, cleanup = scratch, func() {}
+	} else {
+		base = filepath.Join(s.stateDir, "work", callID)
+		if err := os.MkdirAll(filepath.Dir(base), 0o700); err != nil {
+			return "", "", "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
+		}
+		if err := os.Mkdir(base, 0o700); err != nil {
+			return "", "", "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
+		}
+		cleanup = func() {
+			if err := os.RemoveAll(base); err != nil {
+				s.log.Warn("removing call directories", "call_id", callID, "err", err)
+			}
 		}
 	}
-	tmp = filepath.Join(base, "tmp")
-	dir = filepath.Join(base, "ws")
-	for _, d := range []string{tmp, dir} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			cleanup()
-			return "", "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
+	tmp = filepath.Join(base, ScratchTmp)
+	dir = filepath.Join(base, ScratchWorkspace)
+	if scratch == "" {
+		for _, d := range []string{tmp, dir} {
+			if err := os.Mkdir(d, 0o700); err != nil {
+				cleanup()
+				return "", "", "", nil, ipc.Errorf(ipc.ClassInternal, "cannot make a workspace")
+			}
 		}
 	}
 	if asked == "" {
-		return dir, tmp, cleanup, nil
+		return dir, tmp, scratch, cleanup, nil
 	}
 	if len(asked) > maxWorkspaceLen || !filepath.IsAbs(asked) {
 		cleanup()
-		return "", "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace must be an absolute path of at most %d bytes", maxWorkspaceLen)
+		return "", "", "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace must be an absolute path of at most %d bytes", maxWorkspaceLen)
 	}
 	real, err := filepath.EvalSymlinks(asked)
 	if err == nil {
@@ -268,13 +281,13 @@ func (s *Server) workspace(callID, asked string) (dir, tmp string, cleanup func(
 	}
 	if err != nil {
 		cleanup()
-		return "", "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace %s is not an existing directory", asked)
+		return "", "", "", nil, ipc.Errorf(ipc.ClassInvalidInput, "workspace %s is not an existing directory", asked)
 	}
 	if err := checkWorkspace(real, s.protected, s.cfg.WorkspaceRoots); err != nil {
 		cleanup()
-		return "", "", nil, err
+		return "", "", "", nil, err
 	}
-	return real, tmp, cleanup, nil
+	return real, tmp, scratch, cleanup, nil
 }
 
 // execute gets an executor, hands it the spec and waits for the outcome.
@@ -283,8 +296,15 @@ func (s *Server) execute(ctx context.Context, spec *ipc.ExecSpec) (*ipc.Outcome,
 	wait := time.Duration(spec.TimeoutMS)*time.Millisecond + 15*time.Second
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	f, err := s.spawner.Spawn(ctx)
+	// Waiting for an executor (in multi-uid mode, for a free executor uid)
+	// counts against the call's own deadline; a call never shares a uid.
+	sctx, scancel := context.WithTimeout(ctx, time.Duration(spec.TimeoutMS)*time.Millisecond)
+	f, err := s.spawner.Spawn(sctx)
+	scancel()
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, time.Since(t0), ipc.Errorf(ipc.ClassSandboxUnavailable, "no executor became free before the call's deadline")
+		}
 		return nil, 0, err
 	}
 	spawned := time.Since(t0)
@@ -307,6 +327,11 @@ func (s *Server) execute(ctx context.Context, spec *ipc.ExecSpec) (*ipc.Outcome,
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
+	// The supervisor made the pair, so the kernel names it as the peer: in
+	// multi-uid mode that must be root.
+	if s.mode == ModeMultiUID && c.Peer().UID != 0 {
+		return nil, spawned, fmt.Errorf("executor socket made by uid %d, not the supervisor", c.Peer().UID)
+	}
 	if _, err := c.Handshake(ipc.ChannelExec, Software); err != nil {
 		return nil, spawned, fmt.Errorf("executor hello: %w", err)
 	}
@@ -332,6 +357,12 @@ func sortedEnv(m map[string]string) []string {
 	sort.Strings(env)
 	return env
 }
+
+// The names of a call's two directories inside its scratch directory.
+const (
+	ScratchWorkspace = "ws"
+	ScratchTmp       = "tmp"
+)
 
 func newCallID() string {
 	var b [12]byte

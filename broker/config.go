@@ -69,6 +69,14 @@ type Config struct {
 	Run RunConfig `toml:"run"`
 	// Tools are the configured tools. process.run is always present.
 	Tools []ToolConfig `toml:"tool"`
+
+	// Read by the supervisor (multi-uid mode), accepted and ignored here:
+	// who the roles run as. See docs/DEPLOYMENT.md.
+	BrokerUser       string   `toml:"broker_user"`
+	VerifierUser     string   `toml:"verifier_user"`
+	ExecutorUIDRange []uint32 `toml:"executor_uid_range"`
+	AgentGroups      []string `toml:"agent_groups"`
+	AdminGroup       string   `toml:"admin_group"`
 }
 
 // Isolation is how a tool's calls are confined. It is shared by configured

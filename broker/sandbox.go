@@ -47,23 +47,37 @@ func existing(paths ...string) []string {
 // sandboxFor builds the Tier C sandbox of a call: system paths and the tool's
 // extra paths read-only, the program itself readable, the workspace as the
 // tool says, the call's private temporary directory writable.
-func sandboxFor(iso *Isolation, bw Bwrap, program, workspace, tmp string, egress bool) (*ipc.SandboxSpec, error) {
+//
+// scratch, in multi-uid mode, is the call's directory the executor will
+// make: paths inside it do not exist yet and are kept as they are.
+func sandboxFor(iso *Isolation, bw Bwrap, program, workspace, tmp, scratch string, egress bool) (*ipc.SandboxSpec, error) {
+	pending := func(p string) bool { return scratch != "" && strings.HasPrefix(p, scratch+"/") }
 	ro := append([]string{}, systemReadOnly...)
 	if egress {
 		ro = append(ro, egressReadOnly...)
 	}
 	ro = append(ro, iso.ReadOnly...)
 	ro = append(ro, program)
-	rw := append([]string{tmp}, systemReadWrite...)
-	if iso.Workspace == "ro" {
-		ro = append(ro, workspace)
-	} else {
-		rw = append(rw, workspace)
+	rw := append([]string{}, systemReadWrite...)
+	var roLater, rwLater []string
+	add := func(list, later *[]string, p string) {
+		if pending(p) {
+			*later = append(*later, p)
+		} else {
+			*list = append(*list, p)
+		}
 	}
+	add(&rw, &rwLater, tmp)
+	if iso.Workspace == "ro" {
+		add(&ro, &roLater, workspace)
+	} else {
+		add(&rw, &rwLater, workspace)
+	}
+	ro, rw = append(existing(ro...), roLater...), append(existing(rw...), rwLater...)
 	sb := &ipc.SandboxSpec{
 		MinLandlockABI: iso.LandlockMinABI,
-		ReadOnly:       existing(ro...),
-		ReadWrite:      existing(rw...),
+		ReadOnly:       ro,
+		ReadWrite:      rw,
 		Bwrap:          "off",
 		AllowHardlinks: iso.WorkspaceHardlinks == "allow",
 	}

@@ -18,6 +18,12 @@ import (
 	"github.com/stockade-dev/stockade/policy"
 )
 
+// The broker's modes.
+const (
+	ModeSingleUser = "single-user"
+	ModeMultiUID   = "multi-uid"
+)
+
 // Software names the broker in Hello.
 const Software = "stockade-broker"
 
@@ -25,7 +31,7 @@ const Software = "stockade-broker"
 type Options struct {
 	Log    *slog.Logger
 	Config *Config
-	// Mode is "single-user" or "multi-uid".
+	// Mode is ModeSingleUser or ModeMultiUID.
 	Mode string
 	// StateDir holds per-call scratch workspaces.
 	StateDir string
@@ -44,6 +50,13 @@ type Options struct {
 	Attest *attest.Log
 	// AttestPublicKey is the attestation public key (hex), for status.
 	AttestPublicKey string
+	// Multi-uid mode only:
+	// AgentGIDs: root and members of these groups may call the broker.
+	AgentGIDs []uint32
+	// ScratchRoot is where executors make their calls' directories.
+	ScratchRoot string
+	// ExecutorUIDs is the executors' uid range [first, last], for status.
+	ExecutorUIDs [2]uint32
 }
 
 // Server is the broker.
@@ -56,6 +69,9 @@ type Server struct {
 	protected []string
 	tools     map[string]*ToolConfig
 	agents    []uint32
+	agentGIDs []uint32
+	scratch   string    // multi-uid: the executors' scratch root
+	execUIDs  [2]uint32 // multi-uid: the executors' uid range
 	limiter   *ipc.ConnLimiter
 	spawner   *Spawner
 	verifier  *verifierLink
@@ -82,6 +98,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		log: o.Log, cfg: o.Config, mode: o.Mode, stateDir: o.StateDir,
+		agentGIDs: o.AgentGIDs, scratch: o.ScratchRoot, execUIDs: o.ExecutorUIDs,
 		protected:    resolveAll(append([]string{o.StateDir, o.Config.PolicyDir}, o.Protected...)),
 		tools:        make(map[string]*ToolConfig),
 		limiter:      ipc.NewConnLimiter(o.Config.MaxConnsPerUID),
@@ -101,12 +118,42 @@ func New(o Options) (*Server, error) {
 	for _, a := range o.Config.Agents {
 		s.agents = append(s.agents, a.UID)
 	}
-	if len(s.agents) == 0 {
+	if len(s.agents) == 0 && o.Mode != ModeMultiUID {
 		s.agents = []uint32{uint32(os.Getuid())}
+	}
+	if o.Mode == ModeMultiUID && (o.ScratchRoot == "" || !filepath.IsAbs(o.ScratchRoot) || o.ExecutorUIDs[0] == 0 || o.ExecutorUIDs[1] < o.ExecutorUIDs[0]) {
+		return nil, errors.New("multi-uid mode needs a scratch root and the executors' uid range")
 	}
 	s.verifier = &verifierLink{log: o.Log}
 	s.spawner = NewSpawner(o.Log, o.Spawn, s.verifier.replace)
 	return s, nil
+}
+
+// mayCall says whether the peer may use agent.sock: a configured agent uid;
+// in multi-uid mode also root and members of the agent groups (primary or
+// supplementary, as the kernel reports them at connect time).
+func (s *Server) mayCall(c *ipc.Conn) bool {
+	uid := c.Peer().UID
+	if slices.Contains(s.agents, uid) {
+		return true
+	}
+	if s.mode != ModeMultiUID {
+		return false
+	}
+	if uid == 0 {
+		return true
+	}
+	groups, err := c.PeerGroups()
+	if err != nil {
+		s.log.Warn("peer groups", "peer_uid", uid, "err", err)
+		return false
+	}
+	for _, g := range groups {
+		if slices.Contains(s.agentGIDs, g) {
+			return true
+		}
+	}
+	return false
 }
 
 // Serve accepts agents on ln until ctx ends or the spawn channel fails, then
@@ -161,7 +208,7 @@ func (s *Server) serveAgent(ctx context.Context, nc *net.UnixConn) {
 		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "processes of a call may not call the broker"))
 		return
 	}
-	if !slices.Contains(s.agents, peer.UID) {
+	if !s.mayCall(c) {
 		log.Warn("refused agent: uid not allowed")
 		_ = c.SendError(0, ipc.Errorf(ipc.ClassDenied, "uid %d may not call this broker", peer.UID))
 		return

@@ -20,7 +20,10 @@ const Software = "stockade-exec"
 
 // Serve runs the executor's side of the exec channel on the socket f: Hello,
 // one exec request, the outcome. It returns when the call is over.
-func Serve(ctx context.Context, log *slog.Logger, f *os.File) error {
+//
+// scratchRoot, in multi-uid mode, is where this executor makes the call's
+// own directory (ExecSpec.Scratch) as its uid, and removes it afterwards.
+func Serve(ctx context.Context, log *slog.Logger, f *os.File, scratchRoot string) error {
 	nc, err := net.FileConn(f)
 	f.Close()
 	if err != nil {
@@ -72,6 +75,14 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File) error {
 	}
 	log = log.With("call_id", spec.CallID)
 	stopWait()
+	if spec.Scratch != "" {
+		remove, err := makeScratch(&spec, scratchRoot)
+		if err != nil {
+			_ = c.SendError(m.ID, err)
+			return err
+		}
+		defer remove(log)
+	}
 
 	// The broker closing the socket (it gave up, or died) ends the call.
 	ctx, cancel := context.WithCancel(ctx)
@@ -126,3 +137,40 @@ func checkSpec(s *ipc.ExecSpec) error {
 
 // deadline turns a spec's timeout into a duration.
 func deadline(s *ipc.ExecSpec) time.Duration { return time.Duration(s.TimeoutMS) * time.Millisecond }
+
+// makeScratch makes the call's directory, its workspace and its temporary
+// directory, 0700 and this executor's (multi-uid mode: the broker, another
+// uid, cannot). The directory must be a new direct child of scratchRoot,
+// named by the call id. remove deletes it all once the call's processes
+// are gone.
+func makeScratch(spec *ipc.ExecSpec, scratchRoot string) (remove func(*slog.Logger), err error) {
+	want := filepath.Join(scratchRoot, spec.CallID)
+	switch {
+	case scratchRoot == "":
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "a scratch directory, but this executor has no scratch root")
+	case spec.CallID == "" || strings.ContainsAny(spec.CallID, "/.") || spec.Scratch != want:
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "scratch directory is not the call's directory in the scratch root")
+	}
+	if err := os.Mkdir(want, 0o700); err != nil {
+		return nil, ipc.Errorf(ipc.ClassInternal, "cannot make the call's directory")
+	}
+	remove = func(log *slog.Logger) {
+		// The scratch root is not readable (it is not listable by the
+		// uids that use it), so os.RemoveAll(want) cannot work from it:
+		// empty want, then remove it.
+		ents, err := os.ReadDir(want)
+		for _, e := range ents {
+			err = errors.Join(err, os.RemoveAll(filepath.Join(want, e.Name())))
+		}
+		if err = errors.Join(err, os.Remove(want)); err != nil {
+			log.Warn("removing the call's directory", "err", err)
+		}
+	}
+	for _, d := range []string{"ws", "tmp"} {
+		if err := os.Mkdir(filepath.Join(want, d), 0o700); err != nil {
+			remove(slog.New(slog.DiscardHandler))
+			return nil, ipc.Errorf(ipc.ClassInternal, "cannot make the call's directory")
+		}
+	}
+	return remove, nil
+}

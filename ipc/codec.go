@@ -3,6 +3,7 @@ package ipc
 import (
 	"bytes"
 	"fmt"
+	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -89,6 +90,18 @@ type Message struct {
 	ID   uint64
 	Kind Kind
 	body msgpack.RawMessage
+	// files arrived (SCM_RIGHTS) with the message's frame.
+	files []*os.File
+}
+
+// Files returns the descriptors that arrived with the message. The
+// receiver owns them: it must close them (CloseFiles) or take them.
+func (m *Message) Files() []*os.File { return m.files }
+
+// CloseFiles closes the descriptors that arrived with the message.
+func (m *Message) CloseFiles() {
+	closeFiles(m.files)
+	m.files = nil
 }
 
 // Decode decodes the body strictly into v. A missing body is malformed; every
@@ -104,7 +117,7 @@ func (m *Message) Decode(v any) error {
 // error becomes ClassProtocol.
 func (m *Message) Err() *Error {
 	var e Error
-	if err := m.Decode(&e); err != nil || !e.Class.Valid() {
+	if err := m.Decode(&e); err != nil || !e.valid() {
 		return Errorf(ClassProtocol, "peer sent an invalid error message")
 	}
 	return &e

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -26,6 +27,11 @@ type Conn struct {
 	peer    Cred
 	readMax int
 	wmu     sync.Mutex
+	// fds are descriptors received (SCM_RIGHTS) and not yet handed out
+	// with a message; only the reading goroutine touches them.
+	fds []*os.File
+	// acceptFiles lets descriptors arrive at all (SetAcceptFiles).
+	acceptFiles bool
 }
 
 // NewConn wraps nc. Reads are capped at [ControlFrameMax] until SetReadMax.
@@ -40,33 +46,31 @@ func NewConn(nc *net.UnixConn) (*Conn, error) {
 // Peer is the kernel's word on who is on the other end, taken at NewConn.
 func (c *Conn) Peer() Cred { return c.peer }
 
+// SetAcceptFiles lets messages on c bring file descriptors (SCM_RIGHTS).
+// Off by default: a descriptor sent to a Conn that does not accept them ends
+// the connection (ErrUnexpectedFD), and is closed, so a peer cannot make a
+// reader hold descriptors it never asked for. Call it before the first Recv.
+func (c *Conn) SetAcceptFiles(accept bool) { c.acceptFiles = accept }
+
 // SetReadMax sets the frame cap for reads. Only readers of output-carrying
 // messages raise it.
 func (c *Conn) SetReadMax(n int) { c.readMax = n }
 
-// Close closes the connection.
+// Close closes the connection. It may be called from any goroutine
+// (descriptors a Recv was collecting are closed by that Recv).
 func (c *Conn) Close() error { return c.nc.Close() }
 
 // Send writes one message within [WriteTimeout]. A body that would exceed the
 // peer's cap is refused here rather than sent. Send is safe for concurrent use.
 func (c *Conn) Send(id uint64, kind Kind, body any, max int) error {
-	b, err := EncodeEnvelope(id, kind, body)
-	if err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if err := c.nc.SetWriteDeadline(time.Now().Add(WriteTimeout)); err != nil {
-		return err
-	}
-	return WriteFrame(c.nc, b, max)
+	return c.SendFiles(id, kind, body, max, nil)
 }
 
 // SendError sends err to the peer as an `error` message. An error that is not
 // an *Error goes out as ClassInternal with no detail.
 func (c *Conn) SendError(id uint64, err error) error {
 	var e *Error
-	if !errors.As(err, &e) || !e.Class.Valid() {
+	if !errors.As(err, &e) || !e.valid() {
 		e = &Error{Class: ClassInternal, Message: "internal error"}
 	}
 	return c.Send(id, KindError, e, ControlFrameMax)
@@ -81,11 +85,22 @@ func (c *Conn) Recv(timeout time.Duration) (*Message, error) {
 	if err := c.nc.SetReadDeadline(dl); err != nil {
 		return nil, err
 	}
-	b, err := ReadFrame(c.nc, c.readMax)
+	closeFiles(c.fds) // left by a frame that failed half way
+	c.fds = nil
+	b, err := ReadFrame(fdReader{c}, c.readMax)
 	if err != nil {
+		closeFiles(c.fds)
+		c.fds = nil
 		return nil, err
 	}
-	return DecodeEnvelope(b)
+	m, err := DecodeEnvelope(b)
+	if err != nil {
+		closeFiles(c.fds)
+		c.fds = nil
+		return nil, err
+	}
+	m.files, c.fds = c.fds, nil
+	return m, nil
 }
 
 // Call sends a request (capped at ControlFrameMax) and waits for the reply
@@ -97,32 +112,57 @@ func (c *Conn) Call(id uint64, kind Kind, req, reply any, timeout time.Duration)
 
 // CallMax is Call with the request capped at max bytes.
 func (c *Conn) CallMax(id uint64, kind Kind, req any, max int, reply any, timeout time.Duration) error {
-	if err := c.Send(id, kind, req, max); err != nil {
+	files, err := c.CallFiles(id, kind, req, max, nil, reply, timeout)
+	if err == nil && len(files) > 0 {
+		err = malformed("reply of kind %q with %d descriptors", kind, len(files))
+	}
+	closeFiles(files)
+	return err
+}
+
+// CallFiles is CallMax with files sent along with the request (SCM_RIGHTS),
+// returning the descriptors that came with the reply, which the caller
+// owns and must close (on error there are none).
+func (c *Conn) CallFiles(id uint64, kind Kind, req any, max int, files []*os.File, reply any, timeout time.Duration) ([]*os.File, error) {
+	if err := c.SendFiles(id, kind, req, max, files); err != nil {
 		// A server that refused us may have closed before reading our
 		// request; its reason is then waiting to be read. (A request we
 		// refused to send ourselves has no such reason.)
 		if !errors.Is(err, ErrFrameTooLarge) {
 			if m, rerr := c.Recv(time.Second); rerr == nil && m.Kind == KindError {
-				return m.Err()
+				m.CloseFiles()
+				return nil, m.Err()
 			}
 		}
-		return err
+		return nil, err
 	}
 	m, err := c.Recv(timeout)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if m.ID != id {
-		return malformed("reply id %d to request %d", m.ID, id)
+	got := m.files
+	m.files = nil
+	err = func() error {
+		if m.ID != id {
+			return malformed("reply id %d to request %d", m.ID, id)
+		}
+		switch m.Kind {
+		case KindError:
+			if len(got) > 0 {
+				return malformed("error with %d descriptors", len(got))
+			}
+			return m.Err()
+		case kind:
+			return m.Decode(reply)
+		default:
+			return malformed("reply of kind %q to %q", m.Kind, kind)
+		}
+	}()
+	if err != nil {
+		closeFiles(got)
+		return nil, err
 	}
-	switch m.Kind {
-	case KindError:
-		return m.Err()
-	case kind:
-		return m.Decode(reply)
-	default:
-		return malformed("reply of kind %q to %q", m.Kind, kind)
-	}
+	return got, nil
 }
 
 // Handshake is the client's side of Hello: it announces ch and checks that the

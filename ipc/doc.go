@@ -20,6 +20,22 @@
 // body's type is fixed by the channel and the kind; see messages.go for the
 // conversation on each channel.
 //
+// # Descriptors
+//
+// Two messages carry open files beside their frame (SCM_RIGHTS, attached to
+// the frame's first bytes): the admin channel's install request (the archive
+// and its signature) and the verifier channel's resolve reply (one sealed
+// memfd per module, [SealedMemfd], checked by the receiver with
+// [ReadSealed]). A Conn accepts descriptors only after [Conn.SetAcceptFiles];
+// elsewhere one ends the connection. A message must carry exactly the number
+// its kind takes ([Kind.FDs]); at most [MaxFDs].
+//
+// # Reasons
+//
+// On the verifier and admin channels an error also carries a [Reason] from a
+// closed set (reason.go), which the admin CLI maps to exit codes and the
+// broker to what an agent sees.
+//
 // # Security
 //
 // Bytes from any peer are untrusted until these checks pass: the frame cap, the

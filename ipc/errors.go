@@ -51,6 +51,9 @@ type Error struct {
 	Class    ErrorClass `msgpack:"class" json:"class"`
 	Message  string     `msgpack:"message" json:"message"`
 	Policies []string   `msgpack:"policies,omitempty" json:"policies,omitempty"`
+	// Reason refines the class on the verifier and admin channels; it is
+	// one of the closed set in reason.go, or empty.
+	Reason Reason `msgpack:"reason,omitempty" json:"reason,omitempty"`
 	// Attestation is the signed record of a call that was decided and
 	// refused (or failed), when the broker attested it.
 	Attestation *Attestation `msgpack:"attestation,omitempty" json:"attestation,omitempty"`
@@ -63,11 +66,20 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", e.Class, e.Message)
 }
 
-// Is makes errors.Is(err, &Error{Class: c}) match on the class alone.
+// Is makes errors.Is(err, &Error{Class: c}) match on the class alone,
+// errors.Is(err, &Error{Class: c, Reason: r}) on the class and reason, and
+// errors.Is(err, r) on the reason r alone.
 func (e *Error) Is(target error) bool {
+	if r, ok := target.(Reason); ok {
+		return e.Reason == r
+	}
 	t, ok := target.(*Error)
-	return ok && t.Class == e.Class && t.Message == ""
+	return ok && t.Class == e.Class && t.Message == "" && (t.Reason == "" || t.Reason == e.Reason)
 }
+
+// valid reports whether e may cross the wire: a defined class, and a
+// defined reason or none.
+func (e *Error) valid() bool { return e.Class.Valid() && (e.Reason == "" || e.Reason.Valid()) }
 
 // Errorf builds an *Error of class c.
 func Errorf(c ErrorClass, format string, a ...any) *Error {

@@ -198,6 +198,8 @@ var fuzzSeeds = map[string]func() []fuzzSeed{
 	"FuzzRoleStatus":        messageAndBadSeeds,
 	"FuzzBrokerStatus":      messageAndBadSeeds,
 	"FuzzError":             messageAndBadSeeds,
+	"FuzzResolveRequest":    messageAndBadSeeds,
+	"FuzzResolved":          messageAndBadSeeds,
 	"FuzzParseSpawnRequest": spawnSeeds,
 	"FuzzParseSpawnReply":   spawnSeeds,
 }
@@ -396,15 +398,17 @@ func fuzzMessage[T any](f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) { checkDecode(t, b, typ) })
 }
 
-func FuzzHello(f *testing.F)        { fuzzMessage[Hello](f) }
-func FuzzEmpty(f *testing.F)        { fuzzMessage[Empty](f) }
-func FuzzToolList(f *testing.F)     { fuzzMessage[ToolList](f) }
-func FuzzCallRequest(f *testing.F)  { fuzzMessage[CallRequest](f) }
-func FuzzOutcome(f *testing.F)      { fuzzMessage[Outcome](f) }
-func FuzzExecSpec(f *testing.F)     { fuzzMessage[ExecSpec](f) }
-func FuzzRoleStatus(f *testing.F)   { fuzzMessage[RoleStatus](f) }
-func FuzzBrokerStatus(f *testing.F) { fuzzMessage[BrokerStatus](f) }
-func FuzzError(f *testing.F)        { fuzzMessage[Error](f) }
+func FuzzHello(f *testing.F)          { fuzzMessage[Hello](f) }
+func FuzzEmpty(f *testing.F)          { fuzzMessage[Empty](f) }
+func FuzzToolList(f *testing.F)       { fuzzMessage[ToolList](f) }
+func FuzzCallRequest(f *testing.F)    { fuzzMessage[CallRequest](f) }
+func FuzzOutcome(f *testing.F)        { fuzzMessage[Outcome](f) }
+func FuzzExecSpec(f *testing.F)       { fuzzMessage[ExecSpec](f) }
+func FuzzRoleStatus(f *testing.F)     { fuzzMessage[RoleStatus](f) }
+func FuzzBrokerStatus(f *testing.F)   { fuzzMessage[BrokerStatus](f) }
+func FuzzError(f *testing.F)          { fuzzMessage[Error](f) }
+func FuzzResolveRequest(f *testing.F) { fuzzMessage[ResolveRequest](f) }
+func FuzzResolved(f *testing.F)       { fuzzMessage[Resolved](f) }
 
 // --- The body walk.
 

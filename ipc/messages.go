@@ -24,9 +24,31 @@ const (
 	KindCall      Kind = "call"
 	KindStatus    Kind = "status"
 	KindExec      Kind = "exec"
+
+	// The verifier channel (broker → verifier).
+	KindResolve Kind = "resolve"
+
+	// The admin channel (admin CLI → verifier); bodies in verifier/admin.
+	KindInstall        Kind = "install"
+	KindList           Kind = "list"
+	KindShow           Kind = "show"
+	KindPromote        Kind = "promote"
+	KindDisable        Kind = "disable"
+	KindEnable         Kind = "enable"
+	KindRemove         Kind = "remove"
+	KindRevokeKey      Kind = "revoke_key"
+	KindRevokeSkill    Kind = "revoke_skill"
+	KindTrustList      Kind = "trust_list"
+	KindImportRotation Kind = "import_rotation"
+	KindDoctor         Kind = "doctor"
 )
 
-var kinds = []Kind{KindHello, KindError, KindListTools, KindCall, KindStatus, KindExec}
+var kinds = []Kind{
+	KindHello, KindError, KindListTools, KindCall, KindStatus, KindExec,
+	KindResolve,
+	KindInstall, KindList, KindShow, KindPromote, KindDisable, KindEnable, KindRemove,
+	KindRevokeKey, KindRevokeSkill, KindTrustList, KindImportRotation, KindDoctor,
+}
 
 func (k Kind) valid() bool { return slices.Contains(kinds, k) }
 
@@ -34,10 +56,21 @@ func (k Kind) valid() bool { return slices.Contains(kinds, k) }
 // channel after Hello. Anything else from the client closes the connection.
 var requests = map[Channel][]Kind{
 	ChannelAgent:    {KindListTools, KindCall, KindStatus},
-	ChannelVerifier: {KindStatus},
+	ChannelVerifier: {KindStatus, KindResolve},
 	ChannelExec:     {KindExec},
-	ChannelAdmin:    {KindStatus},
+	ChannelAdmin: {
+		KindStatus, KindInstall, KindList, KindShow, KindPromote, KindDisable, KindEnable,
+		KindRemove, KindRevokeKey, KindRevokeSkill, KindTrustList, KindImportRotation, KindDoctor,
+	},
 }
+
+// fdRequests says how many file descriptors (SCM_RIGHTS) travel with a
+// request of each kind; every other request carries none, and a request
+// with descriptors it should not have ends the connection.
+var fdRequests = map[Kind]int{KindInstall: 2}
+
+// FDs returns the number of descriptors a request of kind k carries.
+func (k Kind) FDs() int { return fdRequests[k] }
 
 // Permits reports whether a client may send kind on ch after Hello.
 func (ch Channel) Permits(k Kind) bool { return slices.Contains(requests[ch], k) }
@@ -57,8 +90,13 @@ func (ch Channel) valid() bool { _, ok := requests[ch]; return ok }
 //
 // agent:    list_tools{} → list_tools{tools}; call{CallRequest} → call{Outcome};
 //           status{} → status{Status}
-// verifier: status{} → status{Status}
-// admin:    status{} → status{Status}
+// verifier: status{} → status{Status};
+//           resolve{ResolveRequest} → resolve{Resolved} + one sealed memfd
+//           per module (SCM_RIGHTS), in Resolved.Modules order
+// admin:    status{} → status{Status}; install{} + 2 fds (archive, .sig) →
+//           install{Release}; list, show, promote, disable, enable, remove,
+//           revoke_key, revoke_skill, trust_list, import_rotation, doctor:
+//           bodies in verifier/admin (see docs/PROTOCOL.md)
 // exec:     exec{ExecSpec} → exec{Outcome}; the executor then exits.
 //
 // A request the channel does not permit, an undecodable frame, or a frame
@@ -207,6 +245,11 @@ type ExecSpec struct {
 	Egress bool `msgpack:"egress" json:"egress"`
 	// Sandbox is what Tier C adds; nil in Tier B.
 	Sandbox *SandboxSpec `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
+	// Scratch, in multi-uid mode, is the call's own directory, which the
+	// executor makes (0700, as its uid) before the target starts and
+	// removes after: Dir and the target's TMPDIR are inside it. It must be
+	// a direct child of the executor's scratch root.
+	Scratch string `msgpack:"scratch,omitempty" json:"scratch,omitempty"`
 }
 
 // SandboxSpec is Tier C's isolation for one call. Paths are absolute and

@@ -38,8 +38,17 @@ func DefaultRuntimeDir(multiUID bool) string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("stockade-%d", os.Getuid()))
 }
 
-// DefaultSocket is the agent socket of a single-user stockaded started with
-// default directories.
+// DefaultSocket is the agent socket of a stockaded started with default
+// directories: the single-user one when it exists, else the multi-uid one
+// (/run/stockade/agent.sock) when that exists, else the single-user path.
 func DefaultSocket() string {
-	return filepath.Join(DefaultRuntimeDir(false), AgentSocketName)
+	single := filepath.Join(DefaultRuntimeDir(false), AgentSocketName)
+	if _, err := os.Stat(single); err != nil {
+		if multi := filepath.Join(DefaultRuntimeDir(true), AgentSocketName); multi != single {
+			if _, err := os.Stat(multi); err == nil {
+				return multi
+			}
+		}
+	}
+	return single
 }

@@ -102,3 +102,28 @@ func DescendsFrom(pid int32, name string) bool {
 	}
 	return false
 }
+
+// PeerGroups returns the groups the peer had when it connected: its primary
+// gid (SO_PEERCRED) and its supplementary groups (SO_PEERGROUPS, Linux
+// 4.13+), sorted and without repeats. A server that admits peers by group
+// (admin.sock's admin groups, agent.sock's agent groups) asks the kernel
+// this, never the peer.
+func PeerGroups(nc *net.UnixConn) ([]uint32, error) {
+	cred, err := PeerCred(nc)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := nc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var gids []uint32
+	var serr error
+	if err := raw.Control(func(fd uintptr) { gids, serr = getPeerGroups(int(fd)) }); err != nil {
+		return nil, err
+	}
+	if serr != nil {
+		return nil, fmt.Errorf("SO_PEERGROUPS: %w", serr)
+	}
+	return normalGroups(cred.GID, gids), nil
+}

@@ -146,6 +146,29 @@ func vecExecSpecTierB() ExecSpec {
 	return s
 }
 
+// vecResolved is the hello skill of testdata/skills as resolve returns it.
+func vecResolved() Resolved {
+	return Resolved{
+		ID: "stockade.hello", Version: "1.0.0", Sequence: 1,
+		Digest:    "sha256:6b8f3c2e0f5d1a4b9c7e8d2f1a0b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d",
+		Publisher: "ed25519:SHA256:mqCUKl8F_n-ztlDppR6x9JUXJ9zSuYtfin-vCe79xdc",
+		Manifest: SkillManifest{
+			Name: "Hello", Publisher: "Stockade tests", Description: "Answers 42.",
+			Tools: []SkillTool{{
+				Name: "hello", Module: "modules/hello.wasm", Export: "hello", Description: "Returns 42.",
+				InputSchema:  `{"type":"object","properties":{},"additionalProperties":false}`,
+				OutputSchema: `{"type":"integer"}`,
+			}},
+			Capabilities: Capabilities{HTTP: []string{"api.example.com"}, Secrets: []string{"greeting_token"}, Channels: []string{"notify"}},
+			Limits:       SkillLimits{Fuel: 1_000_000, MemoryBytes: 1 << 20, TimeoutMS: 2000},
+		},
+		Modules: []ResolvedModule{{
+			Path: "modules/hello.wasm", Size: 38, MemoryLimitPages: 1024,
+			SHA256: "sha256:0c1d2e3f405162738495a6b7c8d9eaf0b1c2d3e4f5061728394a5b6c7d8e9f0a",
+		}},
+	}
+}
+
 // rawEnvelope encodes an envelope around body bytes taken as they are.
 func rawEnvelope(v int, id uint64, kind Kind, body []byte) []byte {
 	b, err := Marshal(outEnvelope{V: v, ID: id, Kind: kind, Body: msgpack.RawMessage(body)})
@@ -237,6 +260,18 @@ var protoVectors = []protoVector{
 		ch: ChannelAdmin, dir: dirReply, id: 1, kind: KindStatus,
 		body: RoleStatus{Role: "verifier", Software: "stockade-verifier", PID: 4243, UptimeMS: 3600042}},
 
+	// The verifier channel (internal: broker ↔ verifier).
+	{name: "resolve-request", desc: "The broker asks for the active release of a skill (version omitted: whichever is active).",
+		ch: ChannelVerifier, dir: dirRequest, id: 7, kind: KindResolve, body: ResolveRequest{ID: "stockade.hello"}},
+	{name: "resolve-reply", desc: "The verifier's answer: the release, its manifest and its module; the module's bytes travel in a sealed memfd attached (SCM_RIGHTS) to this frame.",
+		ch: ChannelVerifier, dir: dirReply, id: 7, kind: KindResolve, body: vecResolved()},
+	{name: "resolve-error-revoked", desc: "A resolve refused because the release's key was revoked: the class says denied, the reason says why.",
+		ch: ChannelVerifier, dir: dirReply, id: 8, kind: KindError,
+		body: Error{Class: ClassDenied, Reason: ReasonRevoked, Message: "trust: key_revoked \"stockade.hello\": its key is revoked"}},
+	{name: "admin-error-rollback", desc: "An install refused on admin.sock: a sequence below the skill's high-water mark.",
+		ch: ChannelAdmin, dir: dirReply, id: 4, kind: KindError,
+		body: Error{Class: ClassDenied, Reason: ReasonRollback, Message: "trust: rollback \"stockade.hello@1.0.0\": sequence 1 is below 2"}},
+
 	// The exec channel (internal: broker ↔ executor).
 	{name: "exec-request", desc: "The broker's spec for the call of call-request, as it builds it for Tier C without egress.",
 		ch: ChannelExec, dir: dirRequest, id: 1, kind: KindExec, body: vecExecSpec()},
@@ -327,6 +362,8 @@ func bodyType(ch Channel, dir string, k Kind) (reflect.Type, bool) {
 			v = CallRequest{}
 		case KindExec:
 			v = ExecSpec{}
+		case KindResolve:
+			v = ResolveRequest{}
 		}
 	case dir == dirReply && ch.Permits(k):
 		switch k {
@@ -334,6 +371,8 @@ func bodyType(ch Channel, dir string, k Kind) (reflect.Type, bool) {
 			v = ToolList{}
 		case KindCall, KindExec:
 			v = Outcome{}
+		case KindResolve:
+			v = Resolved{}
 		case KindStatus:
 			if ch == ChannelAgent {
 				v = BrokerStatus{}

@@ -218,6 +218,10 @@ func childViolate(spec childSpec) error {
 		err = exec.Command("/bin/true").Run()
 	case "socket-inet":
 		_, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	case "socket-unix":
+		_, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	case "connect":
+		err = unix.Connect(0, &unix.SockaddrUnix{Name: "/nonexistent-stockade-test.sock"})
 	case "socket-netlink":
 		_, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW, 0)
 	case "ptrace":

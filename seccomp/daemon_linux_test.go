@@ -384,6 +384,8 @@ func TestDaemonProfilesKillOnViolation(t *testing.T) {
 		{"broker", "socket-netlink"},
 		{"verifier", "exec"},
 		{"verifier", "socket-inet"},
+		{"verifier", "socket-unix"},
+		{"verifier", "connect"},
 	} {
 		t.Run(tc.profile+"/"+tc.attempt, func(t *testing.T) {
 			t.Parallel()

@@ -92,7 +92,7 @@ func goDaemonRules() []Rule {
 	// The network poller and Unix sockets; SCM_RIGHTS rides on sendmsg/recvmsg.
 	r = append(r, allow(
 		"epoll_create1", "epoll_ctl", "epoll_pwait", "epoll_pwait2", "eventfd2",
-		"accept4", "bind", "listen", "connect", "shutdown",
+		"accept4", "shutdown",
 		"getsockname", "getpeername", "getsockopt", "setsockopt",
 		"sendmsg", "recvmsg", "sendto", "recvfrom",
 	)...)
@@ -110,17 +110,17 @@ func goDaemonRules() []Rule {
 // performs the HTTP requests of skills' egress grants (TCP and DNS over
 // IPv4 and IPv6). It starts no process.
 func brokerRules() []Rule {
-	r := goDaemonRules()
+	r := append(goDaemonRules(), allow("connect")...)
 	for _, family := range []uint32{afUnix, afInet, afInet6} {
 		r = append(r, Rule{Syscall: "socket", Action: ActAllow, When: []Cond{Arg32Equal(0, family)}})
 	}
 	return r
 }
 
-// verifierRules: the verifier serves admin.sock and the broker, and keeps
-// the trust store and skills on disk. It opens no network socket and
-// starts no process.
+// verifierRules: the verifier serves admin.sock (accepting on the listener
+// it inherits) and the broker (over an inherited socketpair), and keeps the
+// trust store and skills on disk. It creates no socket of any family and
+// connects to nothing, and starts no process.
 func verifierRules() []Rule {
-	r := goDaemonRules()
-	return append(r, Rule{Syscall: "socket", Action: ActAllow, When: []Cond{Arg32Equal(0, afUnix)}})
+	return goDaemonRules()
 }

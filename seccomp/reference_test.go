@@ -132,9 +132,12 @@ var profileCases = []profileCase{
 	{profile: "broker", syscall: "prlimit64", args: [6]uint64{1, 7}, want: ActKillProcess},
 	{profile: "broker", arch: AMD64, syscall: "open", want: ActKillProcess},
 
-	// verifier: the same, and Unix sockets only.
+	// verifier: the same, but no socket of any family and no connect.
 	{profile: "verifier", syscall: "openat", want: ActAllow},
-	{profile: "verifier", syscall: "socket", args: [6]uint64{afUnix}, want: ActAllow},
+	{profile: "verifier", syscall: "accept4", want: ActAllow},
+	{profile: "verifier", syscall: "socket", args: [6]uint64{afUnix}, want: ActKillProcess},
+	{profile: "verifier", syscall: "connect", want: ActKillProcess},
+	{profile: "broker", syscall: "connect", want: ActAllow},
 	{profile: "verifier", syscall: "socket", args: [6]uint64{afInet}, want: ActKillProcess},
 	{profile: "verifier", syscall: "execveat", want: ActKillProcess},
 	{profile: "verifier", syscall: "memfd_create", want: ActAllow},

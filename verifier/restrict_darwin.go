@@ -3,6 +3,6 @@ package verifier
 import "errors"
 
 // Restrict is not available on macOS yet.
-func Restrict() (string, error) {
+func Restrict(stateDir string) (string, error) {
 	return "", errors.New("daemon self-restriction is not implemented on macOS")
 }

@@ -16,11 +16,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/stockade-dev/stockade/broker"
 	"github.com/stockade-dev/stockade/broker/attest"
 	"github.com/stockade-dev/stockade/client"
+	"github.com/stockade-dev/stockade/internal/privdrop"
 	"github.com/stockade-dev/stockade/ipc"
 )
 
@@ -36,6 +39,9 @@ func main() {
 	mode := flag.String("mode", "single-user", "single-user or multi-uid")
 	flag.StringVar(&runtimeDir, "runtime-dir", "", "the runtime directory (no workspace may overlap it)")
 	flag.BoolVar(&noRestrict, "no-restrict", false, "skip Landlock and seccomp on the broker itself (debugging only)")
+	flag.Var(&agentGIDs, "agent-gid", "multi-uid: members of this group may call the broker (repeatable)")
+	flag.StringVar(&scratchRoot, "scratch-root", "", "multi-uid: where executors make their calls' directories")
+	flag.Var(&execUIDs, "executor-uids", "multi-uid: the executors' uid range, FIRST-LAST")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("role", "broker")
 	if err := run(log, *configPath, *stateDir, *mode); err != nil {
@@ -45,13 +51,32 @@ func main() {
 }
 
 var (
-	noRestrict bool
-	runtimeDir string
+	noRestrict  bool
+	runtimeDir  string
+	agentGIDs   idList
+	scratchRoot string
+	execUIDs    uidRange
 )
 
 func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	if stateDir == "" {
 		return fmt.Errorf("--state-dir is required")
+	}
+	switch mode {
+	case broker.ModeSingleUser:
+	case broker.ModeMultiUID:
+		// Started by stockaded's drop trampoline: refuse to run with any
+		// way back to root.
+		if err := privdrop.Check(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("--mode %q: want %s or %s", mode, broker.ModeSingleUser, broker.ModeMultiUID)
+	}
+	// Not dumpable: no core, and /proc/PID stays root's, so not even a
+	// process of the same uid can read the broker's memory.
+	if err := privdrop.Harden(); err != nil {
+		return fmt.Errorf("PR_SET_DUMPABLE: %w", err)
 	}
 	cfg, err := broker.LoadConfig(configPath)
 	if err != nil {
@@ -91,9 +116,10 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	log.Info("attesting calls", "key_id", key.ID(), "new_key", created)
 	srv, err := broker.New(broker.Options{
 		Log: log, Config: cfg, Mode: mode, StateDir: stateDir, Spawn: spawn,
-		Protected:    protectedDirs(configPath),
+		Protected:    protectedDirs(configPath, stateDir),
 		ExecutorName: "stockade-exec", Bwrap: bw, Host: broker.ProbeHost(bw),
 		Attest: alog, AttestPublicKey: attest.FormatPublicKey(key.Public()),
+		AgentGIDs: agentGIDs, ScratchRoot: scratchRoot, ExecutorUIDs: execUIDs,
 	})
 	if err != nil {
 		return err
@@ -187,8 +213,12 @@ func pubkey(args []string) int {
 // directory, the binaries' directory (a target that could replace
 // stockade-exec would run unconfined in the next call), the configuration
 // file.
-func protectedDirs(configPath string) []string {
-	dirs := []string{runtimeDir}
+func protectedDirs(configPath, stateDir string) []string {
+	// The whole state root: the verifier's state is beside the broker's.
+	dirs := []string{runtimeDir, filepath.Dir(stateDir)}
+	if scratchRoot != "" {
+		dirs = append(dirs, scratchRoot)
+	}
 	if self, err := os.Executable(); err == nil {
 		dirs = append(dirs, filepath.Dir(self))
 	}
@@ -196,4 +226,32 @@ func protectedDirs(configPath string) []string {
 		dirs = append(dirs, configPath)
 	}
 	return dirs
+}
+
+// idList is a repeatable numeric flag.
+type idList []uint32
+
+func (l *idList) String() string { return fmt.Sprint(*l) }
+func (l *idList) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, uint32(n))
+	return nil
+}
+
+// uidRange is FIRST-LAST.
+type uidRange [2]uint32
+
+func (r *uidRange) String() string { return fmt.Sprintf("%d-%d", r[0], r[1]) }
+func (r *uidRange) Set(v string) error {
+	a, b, ok := strings.Cut(v, "-")
+	first, err1 := strconv.ParseUint(a, 10, 32)
+	last, err2 := strconv.ParseUint(b, 10, 32)
+	if !ok || err1 != nil || err2 != nil || last < first {
+		return fmt.Errorf("want FIRST-LAST, got %q", v)
+	}
+	*r = uidRange{uint32(first), uint32(last)}
+	return nil
 }

@@ -81,7 +81,7 @@ func TestAttestations(t *testing.T) {
 	if _, err := s.call(&ipc.CallRequest{Tool: "process.run", Args: []string{"true"}}); err != nil {
 		t.Fatal(err)
 	}
-	files, err := attest.LogFiles(filepath.Join(s.state, attest.LogDirName))
+	files, err := attest.LogFiles(filepath.Join(s.state, "broker", attest.LogDirName))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("log files: %v %v", files, err)
 	}
@@ -117,7 +117,7 @@ func TestAttestations(t *testing.T) {
 	if o, err := exec.Command(filepath.Join(binDir, "stockade"), "attest", "verify", "--pubkey", st.AttestationKey, tampered).CombinedOutput(); err == nil {
 		t.Fatalf("a tampered log verified:\n%s", o)
 	}
-	o, err = exec.Command(filepath.Join(binDir, "stockade-broker"), "pubkey", "--state-dir", s.state).Output()
+	o, err = exec.Command(filepath.Join(binDir, "stockade-broker"), "pubkey", "--state-dir", filepath.Join(s.state, "broker")).Output()
 	if err != nil || !strings.HasPrefix(string(o), st.AttestationKey) {
 		t.Fatalf("stockade-broker pubkey: %q %v", o, err)
 	}

@@ -163,8 +163,8 @@ func TestRefusedPeer(t *testing.T) {
 		t.Error("refusal not logged")
 	}
 	// The admin socket is for admins; the broker's agent list does not matter.
-	o, e, code := runCLI(t, "stockade-verifier", "--socket", filepath.Join(s.runtime, ipc.AdminSocketName), "status")
-	if code != 0 || !strings.Contains(o, `"role": "verifier"`) {
+	o, e, code := runCLI(t, "stockade-verifier", "--socket", filepath.Join(s.runtime, ipc.AdminSocketName), "--json", "status")
+	if code != 0 || !strings.Contains(o, `"verifier"`) {
 		t.Fatalf("admin status: %q %q %d", o, e, code)
 	}
 }

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stockade-dev/stockade/internal/privdrop"
 	"github.com/stockade-dev/stockade/ipc"
 )
 
@@ -17,6 +20,8 @@ import (
 // Anything else closes the channel, which makes the broker exit; it is then
 // restarted.
 func (s *supervisor) serveSpawn(conn *net.UnixConn) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // requests still waiting for a uid give up
 	buf := make([]byte, ipc.SpawnRequestSize+1)
 	for {
 		n, f, err := ipc.RecvFD(conn, buf, "unexpected")
@@ -39,21 +44,34 @@ func (s *supervisor) serveSpawn(conn *net.UnixConn) {
 			conn.Close()
 			return
 		}
-		reply := ipc.SpawnReply{Seq: req.Seq, Code: ipc.SpawnOK}
-		theirs, err := s.takeExecutor()
-		if err != nil {
-			s.log.Error("cannot start executor", "err", err)
-			reply.Code = ipc.SpawnUnavailable
-		}
-		s.mu.Lock()
-		err = ipc.SendFD(conn, reply.Marshal(), theirs)
-		s.mu.Unlock()
-		if theirs != nil {
-			theirs.Close()
-		}
-		if err != nil {
-			return
-		}
+		// Each request is answered on its own: one waiting for a free
+		// executor uid does not hold up the others.
+		go s.answerSpawn(ctx, conn, req)
+	}
+}
+
+// maxSpawnWait bounds how long a spawn request waits for a free executor
+// uid; the broker gives up sooner, at its call's deadline, and closes an
+// executor that arrives late.
+const maxSpawnWait = 10 * time.Minute
+
+func (s *supervisor) answerSpawn(ctx context.Context, conn *net.UnixConn, req ipc.SpawnRequest) {
+	ctx, cancel := context.WithTimeout(ctx, maxSpawnWait)
+	defer cancel()
+	reply := ipc.SpawnReply{Seq: req.Seq, Code: ipc.SpawnOK}
+	theirs, err := s.takeExecutor(ctx)
+	if err != nil {
+		s.log.Error("cannot start executor", "err", err)
+		reply.Code = ipc.SpawnUnavailable
+	}
+	s.mu.Lock()
+	err = ipc.SendFD(conn, reply.Marshal(), theirs)
+	s.mu.Unlock()
+	if theirs != nil {
+		theirs.Close()
+	}
+	if err != nil {
+		conn.Close()
 	}
 }
 
@@ -64,7 +82,7 @@ const poolSize = 2
 
 // takeExecutor hands out a waiting executor, or forks one when none waits,
 // and has the pool refilled.
-func (s *supervisor) takeExecutor() (*os.File, error) {
+func (s *supervisor) takeExecutor(ctx context.Context) (*os.File, error) {
 	s.poolOnce.Do(func() {
 		s.pool = make(chan *os.File, poolSize)
 		s.poolWake = make(chan struct{}, 1)
@@ -80,8 +98,15 @@ func (s *supervisor) takeExecutor() (*os.File, error) {
 	case f := <-s.pool:
 		return f, nil
 	default:
-		return s.spawnExecutor()
 	}
+	var uid uint32
+	if s.uids != nil {
+		var err error
+		if uid, err = s.uids.acquire(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return s.spawnExecutor(uid)
 }
 
 // fillPool keeps the pool full until shutdown; it forks only after a call
@@ -89,7 +114,14 @@ func (s *supervisor) takeExecutor() (*os.File, error) {
 func (s *supervisor) fillPool() {
 	for range s.poolWake {
 		for len(s.pool) < cap(s.pool) {
-			f, err := s.spawnExecutor()
+			var uid uint32
+			if s.uids != nil {
+				var ok bool
+				if uid, ok = s.uids.tryAcquire(); !ok {
+					break // every uid is busy: calls wait for one
+				}
+			}
+			f, err := s.spawnExecutor(uid)
 			if err != nil {
 				break // shutting down, or cannot fork: calls fork on demand
 			}
@@ -115,8 +147,17 @@ func (s *supervisor) drainPool() {
 }
 
 // spawnExecutor forks one stockade-exec with one end of a new socketpair as
-// fd 3 and returns the other end for the broker.
-func (s *supervisor) spawnExecutor() (*os.File, error) {
+// fd 3 and returns the other end for the broker. In multi-uid mode the
+// executor runs as uid (taken from the pool by the caller, and given back
+// here, cleaned, once the executor is gone); uid is 0 in single-user mode.
+func (s *supervisor) spawnExecutor(uid uint32) (_ *os.File, err error) {
+	if uid != 0 {
+		defer func() {
+			if err != nil {
+				s.uids.release(uid)
+			}
+		}()
+	}
 	fds, err := socketpair(unix.SOCK_STREAM)
 	if err != nil {
 		return nil, err
@@ -129,7 +170,13 @@ func (s *supervisor) spawnExecutor() (*os.File, error) {
 		forExec.Close()
 		return nil, os.ErrClosed
 	}
-	cmd := s.roleCmd("stockade-exec", []*os.File{forExec})
+	var id *privdrop.Identity
+	var args []string
+	if uid != 0 {
+		id = &privdrop.Identity{UID: uid, GID: uid}
+		args = []string{"--scratch-root", s.scratchRoot}
+	}
+	cmd := s.roleCmd("stockade-exec", []*os.File{forExec}, id, args...)
 	err = cmd.Start()
 	forExec.Close()
 	if err != nil {
@@ -149,6 +196,9 @@ func (s *supervisor) spawnExecutor() (*os.File, error) {
 		s.mu.Unlock()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && !ws.Exited() {
 			s.log.Warn("executor killed", "pid", pid, "err", err)
+		}
+		if uid != 0 {
+			s.uids.release(uid)
 		}
 	}()
 	return forBroker, nil

@@ -9,12 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stockade-dev/stockade/internal/privdrop"
 	"github.com/stockade-dev/stockade/ipc"
 )
 
@@ -34,6 +36,27 @@ type supervisor struct {
 	poolWake             chan struct{}
 	poolOnce             sync.Once
 	shuttingDown         bool
+
+	// Multi-uid mode only (nil, "" in single-user mode).
+	multi       *ids
+	self        string   // this executable's path
+	selfExe     string   // /proc/self/exe: what the drop trampoline runs
+	uids        *uidPool // executor uids
+	scratchRoot string   // where executors make their calls' directories
+}
+
+// The roles' own state directories, under the state directory.
+const (
+	brokerDir   = "broker"
+	verifierDir = "verifier"
+	scratchDir  = "scratch"
+)
+
+func (s *supervisor) mode() string {
+	if s.multi != nil {
+		return "multi-uid"
+	}
+	return "single-user"
 }
 
 // Restart backoff: doubles from minBackoff to maxBackoff, and starts over once
@@ -129,9 +152,23 @@ func (s *supervisor) keepRunning(ctx context.Context, name string, start func() 
 
 // roleCmd prepares a role's command: an empty environment, its own process
 // group (terminal signals reach only the supervisor), and death with the
-// supervisor.
-func (s *supervisor) roleCmd(bin string, files []*os.File, args ...string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(s.binDir, bin), args...)
+// supervisor. In multi-uid mode the role is started through the drop
+// trampoline, which takes it to id for good before its binary runs.
+func (s *supervisor) roleCmd(bin string, files []*os.File, id *privdrop.Identity, args ...string) *exec.Cmd {
+	var cmd *exec.Cmd
+	if id == nil {
+		cmd = exec.Command(filepath.Join(s.binDir, bin), args...)
+	} else {
+		groups := make([]string, len(id.Groups))
+		for i, g := range id.Groups {
+			groups[i] = strconv.FormatUint(uint64(g), 10)
+		}
+		drop := []string{dropCommand,
+			"--uid", strconv.FormatUint(uint64(id.UID), 10), "--gid", strconv.FormatUint(uint64(id.GID), 10),
+			"--groups", strings.Join(groups, ","), "--keep", strconv.Itoa(2 + len(files)),
+			"--", filepath.Join(s.binDir, bin)}
+		cmd = exec.Command(s.selfExe, append(drop, args...)...)
+	}
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -151,11 +188,20 @@ func (s *supervisor) startBroker() (*exec.Cmd, func(), error) {
 		theirs.Close()
 		return nil, nil, err
 	}
-	args := []string{"--state-dir", s.stateDir, "--runtime-dir", s.runtimeDir, "--mode", "single-user"}
+	args := []string{"--state-dir", filepath.Join(s.stateDir, brokerDir), "--runtime-dir", s.runtimeDir, "--mode", s.mode()}
 	if s.configPath != "" {
 		args = append(args, "--config", s.configPath)
 	}
-	cmd := s.roleCmd("stockade-broker", []*os.File{lf, theirs}, args...)
+	var id *privdrop.Identity
+	if s.multi != nil {
+		id = &privdrop.Identity{UID: s.multi.broker.uid, GID: s.multi.broker.gid}
+		args = append(args, "--scratch-root", s.scratchRoot,
+			"--executor-uids", fmt.Sprintf("%d-%d", s.multi.execFirst, s.multi.execLast))
+		for _, g := range s.multi.agentGIDs {
+			args = append(args, "--agent-gid", strconv.FormatUint(uint64(g), 10))
+		}
+	}
+	cmd := s.roleCmd("stockade-broker", []*os.File{lf, theirs}, id, args...)
 	err = cmd.Start()
 	lf.Close()
 	theirs.Close()
@@ -190,11 +236,16 @@ func (s *supervisor) startVerifier() (*exec.Cmd, func(), error) {
 		theirs.Close()
 		return nil, nil, err
 	}
-	args := []string{"serve", "--admin-uid", "0"}
+	args := []string{"serve", "--state-dir", filepath.Join(s.stateDir, verifierDir), "--admin-uid", "0"}
 	if uid := os.Getuid(); uid != 0 {
 		args = append(args, "--admin-uid", strconv.Itoa(uid))
 	}
-	cmd := s.roleCmd("stockade-verifier", []*os.File{lf, theirs}, args...)
+	var id *privdrop.Identity
+	if s.multi != nil {
+		id = &privdrop.Identity{UID: s.multi.verifier.uid, GID: s.multi.verifier.gid}
+		args = append(args, "--multi-uid", "--admin-gid", strconv.FormatUint(uint64(s.multi.adminGID), 10))
+	}
+	cmd := s.roleCmd("stockade-verifier", []*os.File{lf, theirs}, id, args...)
 	err = cmd.Start()
 	lf.Close()
 	theirs.Close()

@@ -116,10 +116,17 @@ const (
 	ReasonModule            Reason = "manifest.module"  // a tool's module is not in the archive
 )
 
+// Key rotation statements (rotation.go).
+const (
+	ReasonRotationMalformed Reason = "rotation.malformed" // not strict, canonical JSON of the rotation's shape
+	ReasonRotationInvalid   Reason = "rotation.invalid"   // old = new, a bad fingerprint or skill list
+	ReasonRotationSigners   Reason = "rotation.signers"   // not signed by exactly the old and the new key
+)
+
 // Class returns what r says about the bytes.
 func (r Reason) Class() Class {
 	switch r {
-	case ReasonSignature, ReasonArchiveSize, ReasonArchiveDigest, ReasonPublisherMismatch:
+	case ReasonSignature, ReasonArchiveSize, ReasonArchiveDigest, ReasonPublisherMismatch, ReasonRotationSigners:
 		return ClassInvalid
 	case ReasonKeyRefused:
 		return ClassRefused

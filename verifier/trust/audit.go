@@ -37,6 +37,8 @@ const (
 	eventRevokeKey     = "revoke_key"
 	eventRevokeRelease = "revoke_release"
 	eventRecover       = "recover"
+	eventQuarantine    = "quarantine"
+	eventRotate        = "rotate"
 )
 
 // Audit decisions.

@@ -164,6 +164,8 @@ func (s *Store) Promote(id, version string, digest skill.Digest) error {
 			return refuse(ReasonBadState, subject, "the release is disabled: enable it")
 		case sr.Owner != "" && sr.Owner != r.Publisher:
 			return refuse(ReasonKeyMismatch, subject, "signed by %s, the id belongs to %s", r.Publisher, sr.Owner)
+		case slices.Contains(r.Reasons, ReasonAuditFailed):
+			return refuse(ReasonAuditFailed, subject, "the release failed its audit")
 		}
 		if _, ok := next.RevokedKeys[r.Publisher]; ok {
 			return refuse(ReasonKeyRevoked, subject, "signed by a revoked key")
@@ -328,6 +330,11 @@ func (s *Store) AuditVerify() error {
 // commits it. A refusal is recorded too. version "" means the change is
 // about the skill, not one release.
 func (s *Store) change(event, id, version string, digest skill.Digest, f func(*state, *skillRecord, *releaseRecord, time.Time) error) error {
+	return s.changeDetail(event, id, version, digest, "", f)
+}
+
+// changeDetail is change with a detail for the audit record.
+func (s *Store) changeDetail(event, id, version string, digest skill.Digest, detail string, f func(*state, *skillRecord, *releaseRecord, time.Time) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken != nil {
@@ -337,6 +344,9 @@ func (s *Store) change(event, id, version string, digest skill.Digest, f func(*s
 		return wrap(ReasonInvalid, id, err)
 	}
 	rec := &AuditRecord{Event: event, ID: id, Version: version, Decision: decisionDone}
+	if detail != "" {
+		rec.Details = []string{detail}
+	}
 	if version != "" {
 		rec.Digest = digest.String()
 	}
@@ -371,7 +381,7 @@ func (s *Store) change(event, id, version string, digest skill.Digest, f func(*s
 		// Record the refusal; the state stays as it was.
 		rec.Decision = decisionRefused
 		rec.Reasons = []Reason{err.(*Error).Reason}
-		rec.Details = []string{err.(*Error).Detail}
+		rec.Details = append(rec.Details, err.(*Error).Detail)
 		if cerr := s.commit(s.st.clone(), rec); cerr != nil {
 			return cerr
 		}

@@ -23,7 +23,7 @@
 // auto-activate an update, only for nothing beyond the capabilities an
 // admin approved, and only when enabled. A release by another key than
 // the owner's stays quarantined key_mismatch, and Promote refuses it:
-// changing an id's key takes a rotation (not yet built).
+// changing an id's key takes a rotation signed by both keys (Rotate).
 //
 // Sequences order a publisher's releases. Admit refuses a sequence below
 // the id's high-water mark (rollback) and the mark again with another

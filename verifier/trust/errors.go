@@ -20,6 +20,9 @@ const (
 	ReasonNewCapabilities Reason = "new_capabilities" // asks for a host, secret, channel or storage not approved
 	ReasonAuditFailed     Reason = "audit_failed"     // the caller's audit found problems
 	ReasonUpdate          Reason = "update"           // a clean update, auto-activation off (or the skill disabled)
+	// ReasonTampered is given by Quarantine: the release's installed files
+	// no longer match its signed statement.
+	ReasonTampered Reason = "tampered"
 )
 
 // Refusals: the store changed nothing (except to record equivocation).
@@ -39,6 +42,7 @@ const (
 	ReasonStoreLocked  Reason = "store_locked"    // another process has the store open
 	ReasonStoreBroken  Reason = "store_broken"    // a write failed; reopen the store to recover
 	ReasonAuditChain   Reason = "audit_chain"     // the audit log's hash chain does not verify
+	ReasonUntrusted    Reason = "untrusted"       // a rotation from a key that does not own what it names
 )
 
 func (r Reason) Error() string { return string(r) }

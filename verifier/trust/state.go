@@ -40,7 +40,11 @@ type skillRecord struct {
 	// HighWater is, per signing key, the highest sequence seen for the id
 	// and the digest of the statement that carried it. Removing a release
 	// does not lower it.
-	HighWater     map[string]mark  `json:"high_water"`
+	HighWater map[string]mark `json:"high_water"`
+	// FormerOwners are the keys the id was rotated away from, oldest
+	// first. A release one of them signed may stay active (or disabled)
+	// until a release of the owner replaces it; none may be promoted.
+	FormerOwners  []string         `json:"former_owners,omitempty"`
 	Equivocations []equivocation   `json:"equivocations"`
 	Releases      []*releaseRecord `json:"releases"`
 }
@@ -182,6 +186,11 @@ func decodeState(data []byte) (*state, error) {
 				return nil, err
 			}
 		}
+		for _, fp := range sr.FormerOwners {
+			if _, err := skill.ParseFingerprint(fp); err != nil {
+				return nil, err
+			}
+		}
 		seen := map[string]bool{}
 		active := 0
 		for _, r := range sr.Releases {
@@ -204,7 +213,7 @@ func decodeState(data []byte) (*state, error) {
 			switch r.State {
 			case StateActive:
 				active++
-				if r.Digest != sr.Current || r.Publisher != sr.Owner {
+				if r.Digest != sr.Current || (r.Publisher != sr.Owner && !slices.Contains(sr.FormerOwners, r.Publisher)) {
 					return nil, fmt.Errorf("skill %q: active release is not the current one of the owner", id)
 				}
 			case StateQuarantined, StateSuperseded, StateDisabled, StateRevoked:

@@ -1,0 +1,8 @@
+package main
+
+import "golang.org/x/sys/unix"
+
+const (
+	ioctlGetTermios = unix.TIOCGETA
+	ioctlSetTermios = unix.TIOCSETA
+)

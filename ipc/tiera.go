@@ -1,0 +1,91 @@
+package ipc
+
+// Tier A on the exec channel:
+//
+//	broker                                   executor
+//	  exec {tier: "A", wasm: WasmSpec}  ───►   (module: one sealed memfd attached)
+//	                                         compiles, confines itself, runs the guest
+//	  ◄─── host {id: n, HostRequest}           a capability the broker performs
+//	  host {id: n, HostResult} | error  ───►
+//	  ...
+//	  ◄─── exec Outcome | error                the call's end
+//
+// The executor's host requests use ids from 1<<32 up, so they never collide
+// with the broker's exec request id. The broker answers every host request
+// before it reads the next one; a host request that is malformed, names a
+// capability outside the call's grants, or comes when no Tier A call is
+// running ends the call (capability_denied) and the connection.
+
+// WasmSpec is what a Tier A call runs: a verified skill's tool, the module
+// instrumented for fuel by the broker (its bytes travel as a sealed memfd
+// with the exec request), the call's input and its grants.
+type WasmSpec struct {
+	SkillID string `msgpack:"skill_id" json:"skill_id"`
+	Version string `msgpack:"version" json:"version"`
+	// Statement is the digest of the signed statement the verifier
+	// resolved; ModuleDigest the SHA-256 of the module as signed;
+	// Instrumented the SHA-256 of the bytes sent (after instrumentation).
+	Statement    string `msgpack:"statement" json:"statement"`
+	ModuleDigest string `msgpack:"module_digest" json:"module_digest"`
+	Instrumented string `msgpack:"instrumented" json:"instrumented"`
+	// FuelSchedule is the version of the fuel cost table applied.
+	FuelSchedule int    `msgpack:"fuel_schedule" json:"fuel_schedule"`
+	Export       string `msgpack:"export" json:"export"`
+	Input        []byte `msgpack:"input" json:"input"`
+	Fuel         uint64 `msgpack:"fuel" json:"fuel"`
+	MemoryPages  uint32 `msgpack:"memory_pages" json:"memory_pages"`
+	MaxHostCalls int    `msgpack:"max_host_calls" json:"max_host_calls"`
+	Grants       Grants `msgpack:"grants" json:"grants"`
+}
+
+// Grants are the capabilities of one Tier A call: the intersection of the
+// operator's configuration, the skill's approved manifest and the call.
+// Secret values and HTTP are performed by the broker; the executor checks
+// the grant first, the broker again.
+type Grants struct {
+	HTTP     []string `msgpack:"http" json:"http"`
+	Secrets  []string `msgpack:"secrets" json:"secrets"`
+	KV       bool     `msgpack:"kv" json:"kv"`
+	Channels []string `msgpack:"channels" json:"channels"`
+}
+
+// HostRequest is one capability use the executor forwards to the broker.
+// Op is "http" (Name: the host; Data: the request JSON), "secret" (Name),
+// or "kv_get", "kv_put", "kv_delete", "kv_list" (Key, Data: the value).
+type HostRequest struct {
+	Op   string `msgpack:"op" json:"op"`
+	Name string `msgpack:"name,omitempty" json:"name,omitempty"`
+	Key  []byte `msgpack:"key,omitempty" json:"key,omitempty"`
+	Data []byte `msgpack:"data,omitempty" json:"data,omitempty"`
+}
+
+// HostResult answers a HostRequest: Code is 0 with Data, or one of the
+// host ABI's negative error codes (see executor/wasm).
+type HostResult struct {
+	Code int64  `msgpack:"code" json:"code"`
+	Data []byte `msgpack:"data,omitempty" json:"data,omitempty"`
+}
+
+// HostRequestIDBase is the first id of the executor's host requests.
+const HostRequestIDBase = 1 << 32
+
+// WasmReceipt is what a Tier A outcome adds: the fuel used and the
+// schedule that counted it, the host calls made, the channel messages sent
+// (returned to the agent) and the guest's log lines.
+type WasmReceipt struct {
+	FuelUsed     uint64       `msgpack:"fuel_used" json:"fuel_used"`
+	FuelSchedule int          `msgpack:"fuel_schedule" json:"fuel_schedule"`
+	HostCalls    int          `msgpack:"host_calls" json:"host_calls"`
+	Messages     []ChannelMsg `msgpack:"messages,omitempty" json:"messages,omitempty"`
+	Logs         []string     `msgpack:"logs,omitempty" json:"logs,omitempty"`
+	Skill        string       `msgpack:"skill" json:"skill"`
+	Statement    string       `msgpack:"statement" json:"statement"`
+	Instrumented string       `msgpack:"instrumented" json:"instrumented"`
+	Resource     string       `msgpack:"resource,omitempty" json:"resource,omitempty"`
+}
+
+// ChannelMsg is one channel_send of the guest.
+type ChannelMsg struct {
+	Channel string `msgpack:"channel" json:"channel"`
+	Body    []byte `msgpack:"body" json:"body"`
+}
