@@ -6,11 +6,13 @@ FUZZTIME  ?= 10s
 STATE_DIR ?= $(CURDIR)/.run/state
 export CGO_ENABLED := 0
 
+include sdk.mk
+
 .DEFAULT_GOAL := help
 .PHONY: help build run test test-deps bench fuzz lint check
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## Build the five binaries into bin/
 	$(GO) build -trimpath -o $(BIN)/ ./cmd/...

@@ -38,6 +38,20 @@ func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req 
 		Input:     attest.InputDigest(req.Args, req.Input), Start: start.UnixNano(),
 	}
 	defer func() { out, err = s.attestCall(log, &rec, out, err) }()
+	if _, _, ok := skillTool(req.Tool); ok {
+		defer func() { s.budget.charge(req.RunID, out) }()
+		out, err = s.callSkill(ctx, log, peer, req, callID, &rec)
+		if err != nil {
+			if rec.Decision == 0 {
+				rec.Decision = attest.Deny
+			}
+			return nil, err
+		}
+		out.CallID, out.RunID, out.Tool, out.Tier = callID, req.RunID, req.Tool, "A"
+		out.Durations.Total = time.Since(start).Microseconds()
+		log.Info("call done", "status", out.Status, "fuel_used", out.Wasm.FuelUsed)
+		return out, nil
+	}
 	spec, policies, cleanup, err := s.plan(callID, peer, req)
 	if err != nil {
 		log.Info("call refused", "err", err)
@@ -292,10 +306,32 @@ func (s *Server) workspace(callID, asked string) (dir, tmp, scratch string, clea
 
 // execute gets an executor, hands it the spec and waits for the outcome.
 func (s *Server) execute(ctx context.Context, spec *ipc.ExecSpec) (*ipc.Outcome, time.Duration, error) {
-	t0 := time.Now()
 	wait := time.Duration(spec.TimeoutMS)*time.Millisecond + 15*time.Second
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	c, spawned, err := s.openExecutor(ctx, spec)
+	if err != nil {
+		return nil, spawned, err
+	}
+	// Closing the socket tells the executor to kill the target and exit.
+	defer c.Close()
+	var out ipc.Outcome
+	if err := c.CallMax(1, ipc.KindExec, spec, ipc.ExecSpecFrameMax, &out, wait); err != nil {
+		if errors.Is(err, ipc.ErrFrameTooLarge) {
+			return nil, spawned, ipc.Errorf(ipc.ClassInvalidInput, "the call's arguments are too large once planned")
+		}
+		return nil, spawned, err
+	}
+	if len(out.Stdout)+len(out.Stderr) > int(spec.MaxOutput) {
+		return nil, spawned, errors.New("executor returned more output than the quota")
+	}
+	return &out, spawned, nil
+}
+
+// openExecutor gets an executor from the supervisor and says Hello. The
+// connection closes when ctx ends.
+func (s *Server) openExecutor(ctx context.Context, spec *ipc.ExecSpec) (*ipc.Conn, time.Duration, error) {
+	t0 := time.Now()
 	// Waiting for an executor (in multi-uid mode, for a free executor uid)
 	// counts against the call's own deadline; a call never shares a uid.
 	sctx, scancel := context.WithTimeout(ctx, time.Duration(spec.TimeoutMS)*time.Millisecond)
@@ -323,30 +359,19 @@ func (s *Server) execute(ctx context.Context, spec *ipc.ExecSpec) (*ipc.Outcome,
 		uc.Close()
 		return nil, spawned, err
 	}
-	// Closing the socket tells the executor to kill the target and exit.
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
+	context.AfterFunc(ctx, func() { c.Close() })
 	// The supervisor made the pair, so the kernel names it as the peer: in
 	// multi-uid mode that must be root.
 	if s.mode == ModeMultiUID && c.Peer().UID != 0 {
+		c.Close()
 		return nil, spawned, fmt.Errorf("executor socket made by uid %d, not the supervisor", c.Peer().UID)
 	}
 	if _, err := c.Handshake(ipc.ChannelExec, Software); err != nil {
+		c.Close()
 		return nil, spawned, fmt.Errorf("executor hello: %w", err)
 	}
 	c.SetReadMax(s.cfg.OutputFrameMax)
-	var out ipc.Outcome
-	if err := c.CallMax(1, ipc.KindExec, spec, ipc.ExecSpecFrameMax, &out, wait); err != nil {
-		if errors.Is(err, ipc.ErrFrameTooLarge) {
-			return nil, spawned, ipc.Errorf(ipc.ClassInvalidInput, "the call's arguments are too large once planned")
-		}
-		return nil, spawned, err
-	}
-	if len(out.Stdout)+len(out.Stderr) > int(spec.MaxOutput) {
-		return nil, spawned, errors.New("executor returned more output than the quota")
-	}
-	return &out, spawned, nil
+	return c, spawned, nil
 }
 
 func sortedEnv(m map[string]string) []string {

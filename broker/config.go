@@ -69,6 +69,9 @@ type Config struct {
 	Run RunConfig `toml:"run"`
 	// Tools are the configured tools. process.run is always present.
 	Tools []ToolConfig `toml:"tool"`
+	// Skills are the verified skills agents may call (Tier A), with what
+	// the operator grants each.
+	Skills []SkillConfig `toml:"skill"`
 
 	// Read by the supervisor (multi-uid mode), accepted and ignored here:
 	// who the roles run as. See docs/DEPLOYMENT.md.
@@ -269,6 +272,9 @@ func (c *Config) validate() error {
 	}
 	c.Defaults = c.Defaults.over(builtin)
 	if err := c.checkLimits("defaults", c.Defaults); err != nil {
+		return err
+	}
+	if err := c.checkSkills(); err != nil {
 		return err
 	}
 	for i, a := range c.Agents {

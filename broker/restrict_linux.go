@@ -11,7 +11,8 @@ import (
 
 // Restrict confines the broker once start-up is over (configuration read,
 // bwrap probed, sockets inherited): Landlock limits it to writing its state
-// directory and reading /proc (peers' ancestry) and the policy directory, and the `broker` seccomp
+// directory and reading /proc (peers' ancestry), the policy directory and
+// what HTTP egress for skills needs (resolver files, TLS roots), and the `broker` seccomp
 // allow-list kills it on any system call a broker does not make. Resolving
 // paths (lstat, readlink) is not a Landlock right, so workspace and command
 // checks keep working. It returns what it enforced, for the log.
@@ -30,8 +31,21 @@ func Restrict(stateDir, policyDir string) (string, error) {
 		if policyDir != "" {
 			rules = append(rules, landlock.RODirs(policyDir)) // reloaded on SIGHUP
 		}
-		if err := landlockConfigs[abi].Restrict(rules...); err != nil {
+		// Tier A's HTTP grants are performed here: name resolution and
+		// TLS roots are read, and TCP is not restricted by Landlock (the
+		// grants are checked per request, and the seccomp profile allows
+		// only inet, inet6 and unix sockets).
+		rules = append(rules,
+			landlock.ROFiles("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf").IgnoreIfMissing(),
+			landlock.RODirs("/etc/ssl", "/etc/pki", "/usr/share/ca-certificates").IgnoreIfMissing())
+		cfg := landlockConfigs[abi]
+		if err := cfg.RestrictPaths(rules...); err != nil {
 			return "", fmt.Errorf("landlock: %w", err)
+		}
+		if abi >= 6 {
+			if err := cfg.RestrictScoped(); err != nil {
+				return "", fmt.Errorf("landlock scopes: %w", err)
+			}
 		}
 		how = fmt.Sprintf("landlock v%d", abi)
 	}

@@ -70,6 +70,7 @@ type Server struct {
 	tools     map[string]*ToolConfig
 	agents    []uint32
 	agentGIDs []uint32
+	skills    *skillHost
 	scratch   string    // multi-uid: the executors' scratch root
 	execUIDs  [2]uint32 // multi-uid: the executors' uid range
 	limiter   *ipc.ConnLimiter
@@ -123,6 +124,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Mode == ModeMultiUID && (o.ScratchRoot == "" || !filepath.IsAbs(o.ScratchRoot) || o.ExecutorUIDs[0] == 0 || o.ExecutorUIDs[1] < o.ExecutorUIDs[0]) {
 		return nil, errors.New("multi-uid mode needs a scratch root and the executors' uid range")
+	}
+	if s.skills, err = newSkillHost(o.Config, o.StateDir); err != nil {
+		return nil, err
 	}
 	s.verifier = &verifierLink{log: o.Log}
 	s.spawner = NewSpawner(o.Log, o.Spawn, s.verifier.replace)

@@ -55,10 +55,13 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File, scratchRoot string
 		return fmt.Errorf("hello: %w", err)
 	}
 	c.SetReadMax(ipc.ExecSpecFrameMax)
+	c.SetAcceptFiles(true) // a Tier A module comes with the exec request
 	m, err := c.Recv(ipc.HelloTimeout)
+	c.SetAcceptFiles(false)
 	if err != nil {
 		return fmt.Errorf("exec request: %w", err)
 	}
+	defer m.CloseFiles()
 	c.SetReadMax(ipc.ControlFrameMax)
 	if m.Kind != ipc.KindExec {
 		_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "expected exec"))
@@ -70,6 +73,28 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File, scratchRoot string
 		return err
 	}
 	if err := checkSpec(&spec); err != nil {
+		_ = c.SendError(m.ID, err)
+		return err
+	}
+	if spec.Tier == "A" {
+		files := m.Files()
+		if len(files) != 1 {
+			err := ipc.Errorf(ipc.ClassInvalidInput, "a Tier A call comes with exactly one module descriptor")
+			_ = c.SendError(m.ID, err)
+			return err
+		}
+		stopWait()
+		log = log.With("call_id", spec.CallID, "tier", "A")
+		// No reader of the socket meanwhile: the guest's host requests
+		// and their answers are the only traffic until the outcome.
+		out, err := runWasm(ctx, log, c, &spec, files[0])
+		if err != nil {
+			log.Warn("call failed", "err", err)
+			return c.SendError(m.ID, err)
+		}
+		return c.Send(m.ID, ipc.KindExec, out, int(spec.MaxOutput)+ipc.ControlFrameMax)
+	} else if len(m.Files()) != 0 {
+		err := ipc.Errorf(ipc.ClassInvalidInput, "descriptors with a native call")
 		_ = c.SendError(m.ID, err)
 		return err
 	}
@@ -103,6 +128,20 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File, scratchRoot string
 // checkSpec is a shape check: the broker is trusted, but a spec that makes no
 // sense must fail loudly rather than run something else.
 func checkSpec(s *ipc.ExecSpec) error {
+	if s.Tier == "A" || s.Wasm != nil {
+		w := s.Wasm
+		switch {
+		case s.Tier != "A" || w == nil:
+			return ipc.Errorf(ipc.ClassInvalidInput, "tier %q with a wasm spec that does not match it", s.Tier)
+		case s.Path != "" || len(s.Argv) != 0 || s.Sandbox != nil || s.Scratch != "":
+			return ipc.Errorf(ipc.ClassInvalidInput, "a Tier A call runs no program")
+		case s.TimeoutMS <= 0 || s.MaxOutput <= 0 || w.Fuel == 0 || w.MemoryPages == 0 || w.MaxHostCalls <= 0:
+			return ipc.Errorf(ipc.ClassInvalidInput, "timeout, max_output, fuel, memory and host calls must be positive")
+		case w.Export == "":
+			return ipc.Errorf(ipc.ClassInvalidInput, "no export to call")
+		}
+		return nil
+	}
 	switch {
 	case !filepath.IsAbs(s.Path) || filepath.Clean(s.Path) != s.Path:
 		return ipc.Errorf(ipc.ClassInvalidInput, "program path must be absolute and clean")

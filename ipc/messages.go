@@ -24,6 +24,9 @@ const (
 	KindCall      Kind = "call"
 	KindStatus    Kind = "status"
 	KindExec      Kind = "exec"
+	// KindHost is a Tier A executor's request to the broker, during an
+	// exec (see tiera.go): the reverse direction of the exec channel.
+	KindHost Kind = "host"
 
 	// The verifier channel (broker → verifier).
 	KindResolve Kind = "resolve"
@@ -44,7 +47,7 @@ const (
 )
 
 var kinds = []Kind{
-	KindHello, KindError, KindListTools, KindCall, KindStatus, KindExec,
+	KindHello, KindError, KindListTools, KindCall, KindStatus, KindExec, KindHost,
 	KindResolve,
 	KindInstall, KindList, KindShow, KindPromote, KindDisable, KindEnable, KindRemove,
 	KindRevokeKey, KindRevokeSkill, KindTrustList, KindImportRotation, KindDoctor,
@@ -67,7 +70,7 @@ var requests = map[Channel][]Kind{
 // fdRequests says how many file descriptors (SCM_RIGHTS) travel with a
 // request of each kind; every other request carries none, and a request
 // with descriptors it should not have ends the connection.
-var fdRequests = map[Kind]int{KindInstall: 2}
+var fdRequests = map[Kind]int{KindInstall: 2, KindExec: 1}
 
 // FDs returns the number of descriptors a request of kind k carries.
 func (k Kind) FDs() int { return fdRequests[k] }
@@ -152,6 +155,7 @@ const (
 	StatusSignaled      Status = "signaled"       // killed by a signal it did not get from us
 	StatusTimedOut      Status = "timed_out"      // wall clock passed; killed
 	StatusQuotaExceeded Status = "quota_exceeded" // output over quota or CPU limit; killed
+	StatusTrap          Status = "trap"           // Tier A: the guest trapped (Wasm.Trap says how)
 )
 
 // Outcome is the result of a call: the executor fills what it saw, the broker
@@ -176,6 +180,8 @@ type Outcome struct {
 	Artifact string `msgpack:"artifact,omitempty" json:"artifact,omitempty"`
 	// Attestation is the call's signed record (docs/ATTESTATIONS.md).
 	Attestation *Attestation `msgpack:"attestation,omitempty" json:"attestation,omitempty"`
+	// Wasm is what a Tier A call adds: fuel, host calls, channel messages.
+	Wasm *WasmReceipt `msgpack:"wasm,omitempty" json:"wasm,omitempty"`
 }
 
 // Attestation is a call's signed attestation (docs/ATTESTATIONS.md): the
@@ -245,6 +251,8 @@ type ExecSpec struct {
 	Egress bool `msgpack:"egress" json:"egress"`
 	// Sandbox is what Tier C adds; nil in Tier B.
 	Sandbox *SandboxSpec `msgpack:"sandbox,omitempty" json:"sandbox,omitempty"`
+	// Wasm is a Tier A call (Tier "A"); Path, Argv and Dir are then empty.
+	Wasm *WasmSpec `msgpack:"wasm,omitempty" json:"wasm,omitempty"`
 	// Scratch, in multi-uid mode, is the call's own directory, which the
 	// executor makes (0700, as its uid) before the target starts and
 	// removes after: Dir and the target's TMPDIR are inside it. It must be

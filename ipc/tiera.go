@@ -81,7 +81,10 @@ type WasmReceipt struct {
 	Skill        string       `msgpack:"skill" json:"skill"`
 	Statement    string       `msgpack:"statement" json:"statement"`
 	Instrumented string       `msgpack:"instrumented" json:"instrumented"`
-	Resource     string       `msgpack:"resource,omitempty" json:"resource,omitempty"`
+	// Resource names what ran out (status quota_exceeded): fuel, memory,
+	// depth, host_calls, output; Trap how the guest trapped (status trap).
+	Resource string `msgpack:"resource,omitempty" json:"resource,omitempty"`
+	Trap     string `msgpack:"trap,omitempty" json:"trap,omitempty"`
 }
 
 // ChannelMsg is one channel_send of the guest.

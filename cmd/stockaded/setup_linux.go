@@ -43,7 +43,7 @@ func setup(configPath, runtimeDir, stateDir string) error {
 			fmt.Printf("ok group %s (gid %d)\n", g, gid)
 			continue
 		}
-		if err := admin("groupadd", "--system", g); err != nil {
+		if err := runSysAdmin("groupadd", "--system", g); err != nil {
 			return err
 		}
 		gid, err := lookupGroup(g)
@@ -59,7 +59,7 @@ func setup(configPath, runtimeDir, stateDir string) error {
 			fmt.Printf("ok user %s (uid %d, gid %d)\n", u.name, id.uid, id.gid)
 			continue
 		}
-		if err := admin("useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+		if err := runSysAdmin("useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
 			"--shell", "/usr/sbin/nologin", "--comment", u.comment, u.name); err != nil {
 			return err
 		}
@@ -96,8 +96,8 @@ func setup(configPath, runtimeDir, stateDir string) error {
 	return nil
 }
 
-// admin runs a system administration command from the system's own paths.
-func admin(name string, args ...string) error {
+// runSysAdmin runs a system administration command from the system's own paths.
+func runSysAdmin(name string, args ...string) error {
 	var path string
 	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/bin", "/bin"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {

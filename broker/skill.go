@@ -1,0 +1,396 @@
+package broker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/stockade-dev/stockade/broker/attest"
+	"github.com/stockade-dev/stockade/broker/hostcall"
+	"github.com/stockade-dev/stockade/ipc"
+	"github.com/stockade-dev/stockade/policy"
+	"github.com/stockade-dev/stockade/wasm/meter"
+)
+
+// Tier A on the broker's side: resolve the skill through the verifier
+// (active releases only, re-hashed there), instrument its module for fuel
+// (here, in a trusted role: never in an executor), intersect the grants,
+// ask the policy, hand the executor the module and the spec, and perform
+// the guest's capability uses it forwards.
+
+// skillHost holds what Tier A calls share: the instrumented modules by
+// digest, and the capability services.
+type skillHost struct {
+	http    *hostcall.HTTP
+	kv      *hostcall.KV // nil until a skill with storage is called
+	secrets *hostcall.Secrets
+	kvPath  string
+
+	mu           sync.Mutex
+	instrumented map[string]instrumentedModule // by the signed module's digest
+	kvErr        error
+}
+
+type instrumentedModule struct {
+	code   []byte
+	digest string
+	info   meter.Info
+}
+
+func newSkillHost(cfg *Config, stateDir string) (*skillHost, error) {
+	values := map[string]map[string]string{}
+	for _, sk := range cfg.Skills {
+		if len(sk.Secrets) > 0 {
+			values[sk.ID] = sk.Secrets
+		}
+	}
+	secrets, err := hostcall.NewSecrets(values)
+	if err != nil {
+		return nil, err
+	}
+	return &skillHost{
+		http: &hostcall.HTTP{}, secrets: secrets, kvPath: stateDir + "/skills-kv.db",
+		instrumented: map[string]instrumentedModule{},
+	}, nil
+}
+
+// store opens the key-value store on first use.
+func (h *skillHost) store() (*hostcall.KV, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.kv == nil && h.kvErr == nil {
+		h.kv, h.kvErr = hostcall.Open(h.kvPath, hostcall.Quotas{})
+	}
+	return h.kv, h.kvErr
+}
+
+// instrument returns the module instrumented for fuel, once per digest.
+func (h *skillHost) instrument(digest string, code []byte) (instrumentedModule, error) {
+	h.mu.Lock()
+	m, ok := h.instrumented[digest]
+	h.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	out, info, err := meter.Instrument(code, meter.Config{})
+	if err != nil {
+		return m, err
+	}
+	sum := sha256.Sum256(out)
+	m = instrumentedModule{code: out, digest: "sha256:" + hex.EncodeToString(sum[:]), info: info}
+	h.mu.Lock()
+	if len(h.instrumented) > 64 {
+		clear(h.instrumented) // a small cache: skills in use come back at once
+	}
+	h.instrumented[digest] = m
+	h.mu.Unlock()
+	return m, nil
+}
+
+// skillConfig is the operator's entry for a skill id, if any.
+func (s *Server) skillConfig(id string) *SkillConfig {
+	for i := range s.cfg.Skills {
+		if s.cfg.Skills[i].ID == id {
+			return &s.cfg.Skills[i]
+		}
+	}
+	return nil
+}
+
+// callSkill runs "<id>/<tool>" as Tier A. rec is the call's attestation
+// record, filled as the call goes.
+func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred, req *ipc.CallRequest, callID string, rec *attest.Record) (*ipc.Outcome, error) {
+	id, toolName, _ := skillTool(req.Tool)
+	sk := s.skillConfig(id)
+	if sk == nil {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "unknown tool %q", req.Tool)
+	}
+	if len(req.Args) > 0 || req.Workspace != "" {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "a skill's tool takes an input document, not arguments or a workspace")
+	}
+	if len(req.Input) > maxSkillInput {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "input over %d bytes", maxSkillInput)
+	}
+	input := []byte(req.Input)
+	if len(input) == 0 {
+		input = []byte("{}")
+	}
+	if !json.Valid(input) {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "the input is not a JSON document")
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	rs, err := s.verifier.Resolve(rctx, id, sk.Version)
+	cancel()
+	if err != nil {
+		var e *ipc.Error
+		if errors.As(err, &e) {
+			log.Info("skill not resolved", "err", err)
+			return nil, ipc.Errorf(ipc.ClassDenied, "skill %s cannot run: %s", id, e.Reason)
+		}
+		return nil, ipc.Errorf(ipc.ClassSandboxUnavailable, "the verifier did not resolve %s", id)
+	}
+	defer rs.Close()
+	var tool *ipc.SkillTool
+	for i := range rs.Manifest.Tools {
+		if rs.Manifest.Tools[i].Name == toolName {
+			tool = &rs.Manifest.Tools[i]
+		}
+	}
+	if tool == nil {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "skill %s has no tool %q", id, toolName)
+	}
+	mod, ok := rs.Module(tool.Module)
+	if !ok {
+		return nil, ipc.Errorf(ipc.ClassInternal, "the verifier did not send module %s", tool.Module)
+	}
+	inst, err := s.skills.instrument(mod.SHA256, mod.Data)
+	if err != nil {
+		log.Warn("instrumenting", "module", tool.Module, "err", err)
+		return nil, ipc.Errorf(ipc.ClassDenied, "skill %s: its module cannot be metered", id)
+	}
+	rec.Artifact = attest.Artifact{Kind: attest.ArtifactSkill, Name: id + "@" + rs.Version}
+	if d, err := attest.ParseDigest(rs.Digest); err == nil {
+		rec.Artifact.Digest = d
+	}
+	am := attest.Module{Name: tool.Module}
+	if d, err := attest.ParseDigest(mod.SHA256); err == nil {
+		am.Digest = d
+	}
+	if d, err := attest.ParseDigest(inst.digest); err == nil {
+		am.Instrumented = d
+	}
+	rec.Artifact.Modules = []attest.Module{am}
+
+	// Grants: the approved manifest ∩ the operator's configuration.
+	caps := rs.Manifest.Capabilities
+	mg, err := hostcall.ManifestGrant(caps.HTTP, caps.Secrets, caps.Storage, caps.Channels)
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassDenied, "skill %s: its capabilities: %v", id, err)
+	}
+	grant := hostcall.Intersect(mg, sk.operatorGrant())
+
+	// Limits: what the skill asks, within the operator's maximum.
+	fuel := sk.Fuel
+	if f := rs.Manifest.Limits.Fuel; f > 0 {
+		fuel = min(fuel, f)
+	}
+	memory := sk.MemoryBytes
+	if m := rs.Manifest.Limits.MemoryBytes; m > 0 {
+		memory = min(memory, m)
+	}
+	pages := uint32(memory / (64 << 10))
+	if mod.MemoryLimitPages > 0 {
+		pages = min(pages, mod.MemoryLimitPages)
+	}
+	timeout := time.Duration(sk.Timeout)
+	if t := rs.Manifest.Limits.TimeoutMS; t > 0 {
+		timeout = min(timeout, time.Duration(t)*time.Millisecond)
+	}
+	if req.TimeoutMS > 0 {
+		timeout = min(timeout, time.Duration(req.TimeoutMS)*time.Millisecond)
+	}
+	maxOutput := sk.MaxOutput
+	if req.MaxOutput > 0 {
+		maxOutput = min(maxOutput, req.MaxOutput)
+	}
+
+	// The policy decides, on the verifier's view of the skill.
+	var pcaps []policy.Capability
+	if len(grant.HTTP) > 0 {
+		pcaps = append(pcaps, policy.NetworkEgress)
+	}
+	if len(grant.Secrets) > 0 {
+		pcaps = append(pcaps, policy.SecretsRead)
+	}
+	if grant.KV {
+		pcaps = append(pcaps, policy.StorageWrite)
+	}
+	if len(grant.Channels) > 0 {
+		pcaps = append(pcaps, policy.ChannelSend)
+	}
+	psk, err := policySkill(id, rs.Version, pcaps)
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "%v", err)
+	}
+	now := time.Now()
+	preq := &policy.Request{
+		Principal: s.principalOf(peer.UID),
+		Tool:      policy.Tool{Name: req.Tool, Kind: policy.KindSkill, Tier: policy.Tier("A"), Capabilities: pcaps, Egress: policy.EgressNone},
+		Skill:     psk,
+		Actions:   pcaps,
+		Context: policy.Context{
+			RunID: req.RunID, CallsUsed: s.budget.callsUsed(req.RunID), Tier: policy.Tier("A"), Now: now,
+			Budget: s.budget.snapshot(req.RunID, peer.UID, now),
+		},
+	}
+	d := s.policy.Decide(preq)
+	if !d.Allowed() {
+		rec.Decision, rec.Policies = attest.Deny, d.Policies()
+		e := ipc.Errorf(ipc.ClassDenied, "denied by policy")
+		e.Policies = d.Policies()
+		return nil, e
+	}
+	release, err := s.budget.admit(req.RunID, peer.UID, now)
+	if err != nil {
+		rec.Decision = attest.Deny
+		return nil, err
+	}
+	defer release()
+	rec.Decision, rec.Policies = attest.Allow, d.Policies()
+
+	spec := &ipc.ExecSpec{
+		CallID: callID, Tier: "A", TimeoutMS: timeout.Milliseconds(), MaxOutput: maxOutput,
+		Wasm: &ipc.WasmSpec{
+			SkillID: id, Version: rs.Version, Statement: rs.Digest, ModuleDigest: mod.SHA256,
+			Instrumented: inst.digest, FuelSchedule: inst.info.Schedule, Export: tool.Export,
+			Input: input, Fuel: fuel, MemoryPages: pages, MaxHostCalls: sk.MaxHostCalls,
+			Grants: ipc.Grants{Secrets: grant.Secrets, KV: grant.KV, Channels: grant.Channels},
+		},
+	}
+	for _, h := range grant.HTTP {
+		spec.Wasm.Grants.HTTP = append(spec.Wasm.Grants.HTTP, h.Host.String())
+	}
+	rec.Tier = "A"
+	rec.Limits.TimeoutMS, rec.Limits.MaxOutput = spec.TimeoutMS, spec.MaxOutput
+	rec.Limits.Fuel, rec.Limits.FuelSchedule = fuel, fmt.Sprintf("stockade-fuel/%d", inst.info.Schedule)
+	s.calls.Add(1)
+	log.Info("call", "decision", "allow", "tier", "A", "skill", id+"@"+rs.Version, "fuel", fuel)
+	out, spawned, err := s.executeWasm(ctx, log, spec, inst.code, id, grant)
+	if err != nil {
+		var e *ipc.Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		log.Warn("call failed", "err", err)
+		return nil, ipc.Errorf(ipc.ClassInternal, "executor failed")
+	}
+	out.Durations.Spawn = spawned.Microseconds()
+	return out, nil
+}
+
+// maxSkillInput caps a skill call's input document.
+const maxSkillInput = 1 << 20
+
+// executeWasm gets an executor, hands it the module and the spec, and
+// performs the host requests the guest makes until the outcome comes.
+func (s *Server) executeWasm(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec, code []byte, skillID string, grant hostcall.Grant) (*ipc.Outcome, time.Duration, error) {
+	wait := time.Duration(spec.TimeoutMS)*time.Millisecond + 15*time.Second
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	c, spawned, err := s.openExecutor(ctx, spec)
+	if err != nil {
+		return nil, spawned, err
+	}
+	defer c.Close()
+	mf, err := ipc.SealedMemfd("skill-module", code)
+	if err != nil {
+		return nil, spawned, err
+	}
+	err = c.SendFiles(1, ipc.KindExec, spec, ipc.ExecSpecFrameMax, []*os.File{mf})
+	mf.Close()
+	if err != nil {
+		return nil, spawned, err
+	}
+	for {
+		m, err := c.Recv(wait)
+		if err != nil {
+			return nil, spawned, err
+		}
+		switch {
+		case m.Kind == ipc.KindHost && m.ID >= ipc.HostRequestIDBase:
+			var hr ipc.HostRequest
+			if err := m.Decode(&hr); err != nil {
+				return nil, spawned, ipc.Errorf(ipc.ClassCapabilityDenied, "malformed host request")
+			}
+			res := s.hostRequest(ctx, log, skillID, grant, &hr)
+			if err := c.Send(m.ID, ipc.KindHost, res, s.cfg.OutputFrameMax); err != nil {
+				return nil, spawned, err
+			}
+		case m.ID == 1 && m.Kind == ipc.KindError:
+			return nil, spawned, m.Err()
+		case m.ID == 1 && m.Kind == ipc.KindExec:
+			var out ipc.Outcome
+			if err := m.Decode(&out); err != nil {
+				return nil, spawned, err
+			}
+			if len(out.Stdout)+len(out.Stderr) > int(spec.MaxOutput) {
+				return nil, spawned, errors.New("executor returned more output than the quota")
+			}
+			return &out, spawned, nil
+		default:
+			return nil, spawned, fmt.Errorf("unexpected %q (id %d) from a Tier A executor", m.Kind, m.ID)
+		}
+	}
+}
+
+// hostRequest performs one capability use for skillID within grant. The
+// executor checked the grant; it is checked again here.
+func (s *Server) hostRequest(ctx context.Context, log *slog.Logger, skillID string, grant hostcall.Grant, hr *ipc.HostRequest) ipc.HostResult {
+	var (
+		data []byte
+		err  error
+	)
+	switch hr.Op {
+	case "http":
+		data, err = s.skills.http.Do(ctx, grant, hr.Data)
+	case "secret":
+		data, err = s.skills.secrets.Get(grant, skillID, hr.Name)
+	case "kv_get", "kv_put", "kv_delete", "kv_list":
+		if !grant.KV {
+			err = hostcall.ErrDenied
+			break
+		}
+		var kv *hostcall.KV
+		if kv, err = s.skills.store(); err != nil {
+			log.Error("key-value store", "err", err)
+			err = hostcall.ErrUnavailable
+			break
+		}
+		switch hr.Op {
+		case "kv_get":
+			data, err = kv.Get(ctx, skillID, hr.Key)
+		case "kv_put":
+			err = kv.Put(ctx, skillID, hr.Key, hr.Data)
+		case "kv_delete":
+			err = kv.Delete(ctx, skillID, hr.Key)
+		case "kv_list":
+			var keys [][]byte
+			if keys, err = kv.List(ctx, skillID, hr.Key); err == nil {
+				names := make([]string, len(keys))
+				for i, k := range keys {
+					names[i] = string(k)
+				}
+				data, err = json.Marshal(names)
+			}
+		}
+	default:
+		err = hostcall.ErrInvalid
+	}
+	if err == nil {
+		return ipc.HostResult{Data: data}
+	}
+	return ipc.HostResult{Code: hostCode(err)}
+}
+
+// hostCode maps hostcall's errors to the host ABI's codes.
+func hostCode(err error) int64 {
+	for _, m := range []struct {
+		err  error
+		code int64
+	}{
+		{hostcall.ErrDenied, -1}, {hostcall.ErrNotFound, -2}, {hostcall.ErrQuota, -3},
+		{hostcall.ErrInvalid, -4}, {hostcall.ErrUnavailable, -5},
+	} {
+		if errors.Is(err, m.err) {
+			return m.code
+		}
+	}
+	return -5
+}

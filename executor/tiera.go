@@ -1,0 +1,153 @@
+package executor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/stockade-dev/stockade/executor/wasm"
+	"github.com/stockade-dev/stockade/ipc"
+)
+
+// runWasm runs a Tier A call: it reads the module the broker instrumented
+// (a sealed memfd, checked against the digest in the spec), confines this
+// process (confineSelf: no file system, no network, the executor's seccomp
+// profile), compiles and runs the guest in wazero, and forwards the
+// guest's capability uses to the broker over c.
+func runWasm(ctx context.Context, log *slog.Logger, c *ipc.Conn, spec *ipc.ExecSpec, module *os.File) (*ipc.Outcome, error) {
+	w := spec.Wasm
+	sum, err := parseSHA256(w.Instrumented)
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "instrumented digest: %v", err)
+	}
+	fi, err := module.Stat()
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "module descriptor: %v", err)
+	}
+	code, err := ipc.ReadSealed(module, fi.Size(), sum)
+	module.Close()
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "module: %v", err)
+	}
+	receipt, err := confineSelf()
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassSandboxUnavailable, "confining the executor: %v", err)
+	}
+	engine, err := wasm.NewEngine(ctx, wasm.EngineConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("wasm engine: %w", err)
+	}
+	defer engine.Close(context.Background())
+	t0 := time.Now()
+	mod, err := engine.Compile(ctx, code)
+	if err != nil {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "the module does not compile: %v", err)
+	}
+	compiled := time.Since(t0)
+	lim := wasm.Limits{
+		Fuel: w.Fuel, MemoryPages: w.MemoryPages, Timeout: time.Duration(spec.TimeoutMS) * time.Millisecond,
+		MaxOutput: int(spec.MaxOutput), MaxHostCalls: w.MaxHostCalls,
+	}
+	g := wasm.Grants{HTTP: w.Grants.HTTP, Secrets: w.Grants.Secrets, KV: w.Grants.KV, Channels: w.Grants.Channels}
+	br := &brokerLink{c: c, next: ipc.HostRequestIDBase}
+	t1 := time.Now()
+	res, err := mod.Run(ctx, w.Export, w.Input, lim, g, br)
+	ran := time.Since(t1)
+	log.Info("tier A call", "skill", w.SkillID, "compile_ms", compiled.Milliseconds(), "run_us", ran.Microseconds(), "err", err)
+
+	out := &ipc.Outcome{
+		Sandbox: receipt,
+		Wasm:    &ipc.WasmReceipt{FuelSchedule: w.FuelSchedule, Skill: w.SkillID + "@" + w.Version, Statement: w.Statement, Instrumented: w.Instrumented},
+	}
+	if res != nil {
+		out.Wasm.FuelUsed, out.Wasm.HostCalls = res.FuelUsed, res.HostCalls
+		for _, m := range res.Messages {
+			out.Wasm.Messages = append(out.Wasm.Messages, ipc.ChannelMsg{Channel: m.Channel, Body: m.Body})
+		}
+		for _, l := range res.Logs {
+			out.Wasm.Logs = append(out.Wasm.Logs, l.Level.String()+" "+l.Text)
+		}
+		out.Stdout = res.Output
+		out.Stderr = append(append([]byte(nil), res.Stdout...), res.Stderr...)
+	}
+	if err == nil {
+		out.Status = ipc.StatusOK
+		return out, nil
+	}
+	var we *wasm.Error
+	if !errors.As(err, &we) {
+		return nil, fmt.Errorf("tier A run: %w", err)
+	}
+	out.Wasm.FuelUsed, out.Wasm.HostCalls = we.FuelUsed, we.HostCalls
+	out.Stdout = nil
+	switch we.Class {
+	case wasm.ClassQuotaExceeded:
+		out.Status, out.Wasm.Resource = ipc.StatusQuotaExceeded, string(we.Resource)
+	case wasm.ClassTimedOut:
+		out.Status = ipc.StatusTimedOut
+	case wasm.ClassTrap, wasm.ClassFailed:
+		out.Status, out.Wasm.Trap = ipc.StatusTrap, we.Trap
+		if out.Wasm.Trap == "" {
+			out.Wasm.Trap = string(we.Class)
+		}
+	case wasm.ClassCapabilityDenied:
+		return nil, ipc.Errorf(ipc.ClassCapabilityDenied, "the skill used a capability it was not granted")
+	default:
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "%s", we.Message)
+	}
+	return out, nil
+}
+
+// brokerLink performs the guest's capability uses through the broker: one
+// host request at a time, each answered before the next.
+type brokerLink struct {
+	c    *ipc.Conn
+	next uint64
+}
+
+var _ wasm.Broker = (*brokerLink)(nil)
+
+func (b *brokerLink) call(ctx context.Context, req ipc.HostRequest) ([]byte, error) {
+	b.next++
+	timeout := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(dl), time.Millisecond)
+	}
+	var res ipc.HostResult
+	if err := b.c.CallMax(b.next, ipc.KindHost, req, ipc.ControlFrameMax+len(req.Data)+len(req.Key), &res, timeout); err != nil {
+		return nil, err // the call ends: ErrUnavailable to the guest, then the broker is gone
+	}
+	if res.Code < 0 {
+		return nil, wasm.Code(res.Code)
+	}
+	return res.Data, nil
+}
+
+func (b *brokerLink) HTTP(ctx context.Context, host string, request []byte) ([]byte, error) {
+	return b.call(ctx, ipc.HostRequest{Op: "http", Name: host, Data: request})
+}
+
+func (b *brokerLink) Secret(ctx context.Context, name string) ([]byte, error) {
+	return b.call(ctx, ipc.HostRequest{Op: "secret", Name: name})
+}
+
+func (b *brokerLink) KV(ctx context.Context, op string, key, value []byte) ([]byte, error) {
+	return b.call(ctx, ipc.HostRequest{Op: "kv_" + op, Key: key, Data: value})
+}
+
+func parseSHA256(s string) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	h, ok := strings.CutPrefix(s, "sha256:")
+	b, err := hex.DecodeString(h)
+	if !ok || err != nil || len(b) != sha256.Size {
+		return sum, fmt.Errorf("%q is not sha256:<hex>", s)
+	}
+	copy(sum[:], b)
+	return sum, nil
+}
