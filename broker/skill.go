@@ -36,7 +36,26 @@ type skillHost struct {
 	mu           sync.Mutex
 	instrumented map[string]instrumentedModule // by the signed module's digest
 	kvErr        error
+	// warm holds Tier A executors already confined with a module compiled,
+	// by instrumented digest, each for exactly one call; warming marks
+	// the digests one is being prepared for.
+	warm    map[string][]*warmExecutor
+	warming map[string]bool
 }
+
+// warmExecutor is a prepared Tier A executor waiting for its call.
+type warmExecutor struct {
+	c      *ipc.Conn
+	cancel context.CancelFunc
+	digest string
+}
+
+// Warm executors: one per hot module, a few in all (in multi-uid mode
+// each holds an executor uid while it waits).
+const (
+	warmPerModule = 2
+	warmMax       = 4
+)
 
 type instrumentedModule struct {
 	code   []byte
@@ -58,6 +77,7 @@ func newSkillHost(cfg *Config, stateDir string) (*skillHost, error) {
 	return &skillHost{
 		http: &hostcall.HTTP{}, secrets: secrets, kvPath: stateDir + "/skills-kv.db",
 		instrumented: map[string]instrumentedModule{},
+		warm:         map[string][]*warmExecutor{}, warming: map[string]bool{},
 	}, nil
 }
 
@@ -278,10 +298,21 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 // maxSkillInput caps a skill call's input document.
 const maxSkillInput = 1 << 20
 
-// executeWasm gets an executor, hands it the module and the spec, and
-// performs the host requests the guest makes until the outcome comes.
+// executeWasm hands the call to a warm executor prepared for this module
+// or, without one, to a new executor with the module, performs the host
+// requests the guest makes until the outcome comes, and has an executor
+// made warm for the module's next call.
 func (s *Server) executeWasm(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec, code []byte, skillID string, grant hostcall.Grant) (*ipc.Outcome, time.Duration, error) {
 	wait := time.Duration(spec.TimeoutMS)*time.Millisecond + 15*time.Second
+	defer s.keepWarm(log, spec.Wasm.Instrumented, code)
+	if w := s.skills.takeWarm(spec.Wasm.Instrumented); w != nil {
+		out, err := s.runWasmOn(ctx, log, w.c, 2, spec, nil, skillID, grant, wait)
+		w.cancel()
+		if err == nil || !errors.Is(err, errWarmGone) {
+			return out, 0, err
+		}
+		log.Warn("warm executor gone; starting one", "err", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	c, spawned, err := s.openExecutor(ctx, spec)
@@ -289,45 +320,141 @@ func (s *Server) executeWasm(ctx context.Context, log *slog.Logger, spec *ipc.Ex
 		return nil, spawned, err
 	}
 	defer c.Close()
-	mf, err := ipc.SealedMemfd("skill-module", code)
-	if err != nil {
-		return nil, spawned, err
+	out, err := s.runWasmOn(ctx, log, c, 1, spec, code, skillID, grant, wait)
+	return out, spawned, err
+}
+
+// errWarmGone: a warm executor's socket failed before it took the call.
+var errWarmGone = errors.New("warm executor gone")
+
+// runWasmOn sends the exec request (with the module unless the executor is
+// prepared) and serves the executor until the outcome.
+func (s *Server) runWasmOn(ctx context.Context, log *slog.Logger, c *ipc.Conn, id uint64, spec *ipc.ExecSpec, code []byte, skillID string, grant hostcall.Grant, wait time.Duration) (*ipc.Outcome, error) {
+	var files []*os.File
+	if code != nil {
+		mf, err := ipc.SealedMemfd("skill-module", code)
+		if err != nil {
+			return nil, err
+		}
+		defer mf.Close()
+		files = []*os.File{mf}
 	}
-	err = c.SendFiles(1, ipc.KindExec, spec, ipc.ExecSpecFrameMax, []*os.File{mf})
-	mf.Close()
-	if err != nil {
-		return nil, spawned, err
+	if err := c.SendFiles(id, ipc.KindExec, spec, ipc.ExecSpecFrameMax, files); err != nil {
+		if code == nil {
+			return nil, fmt.Errorf("%w: %v", errWarmGone, err)
+		}
+		return nil, err
 	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
 	for {
 		m, err := c.Recv(wait)
 		if err != nil {
-			return nil, spawned, err
+			return nil, err
 		}
 		switch {
 		case m.Kind == ipc.KindHost && m.ID >= ipc.HostRequestIDBase:
 			var hr ipc.HostRequest
 			if err := m.Decode(&hr); err != nil {
-				return nil, spawned, ipc.Errorf(ipc.ClassCapabilityDenied, "malformed host request")
+				return nil, ipc.Errorf(ipc.ClassCapabilityDenied, "malformed host request")
 			}
 			res := s.hostRequest(ctx, log, skillID, grant, &hr)
 			if err := c.Send(m.ID, ipc.KindHost, res, s.cfg.OutputFrameMax); err != nil {
-				return nil, spawned, err
+				return nil, err
 			}
-		case m.ID == 1 && m.Kind == ipc.KindError:
-			return nil, spawned, m.Err()
-		case m.ID == 1 && m.Kind == ipc.KindExec:
+		case m.ID == id && m.Kind == ipc.KindError:
+			return nil, m.Err()
+		case m.ID == id && m.Kind == ipc.KindExec:
 			var out ipc.Outcome
 			if err := m.Decode(&out); err != nil {
-				return nil, spawned, err
+				return nil, err
 			}
 			if len(out.Stdout)+len(out.Stderr) > int(spec.MaxOutput) {
-				return nil, spawned, errors.New("executor returned more output than the quota")
+				return nil, errors.New("executor returned more output than the quota")
 			}
-			return &out, spawned, nil
+			return &out, nil
 		default:
-			return nil, spawned, fmt.Errorf("unexpected %q (id %d) from a Tier A executor", m.Kind, m.ID)
+			return nil, fmt.Errorf("unexpected %q (id %d) from a Tier A executor", m.Kind, m.ID)
 		}
 	}
+}
+
+// takeWarm hands out a warm executor prepared for digest, if there is one.
+func (h *skillHost) takeWarm(digest string) *warmExecutor {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ws := h.warm[digest]
+	if len(ws) == 0 {
+		return nil
+	}
+	w := ws[0]
+	h.warm[digest] = ws[1:]
+	return w
+}
+
+// keepWarm prepares an executor for digest in the background, unless one
+// waits or is being prepared; past warmMax it drops the oldest other one.
+func (s *Server) keepWarm(log *slog.Logger, digest string, code []byte) {
+	h := s.skills
+	h.mu.Lock()
+	if h.warming[digest] || len(h.warm[digest]) >= warmPerModule {
+		h.mu.Unlock()
+		return
+	}
+	h.warming[digest] = true
+	h.mu.Unlock()
+	go func() {
+		w, err := s.prepareWarm(digest, code)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.warming, digest)
+		if err != nil {
+			log.Warn("preparing a warm executor", "err", err)
+			return
+		}
+		total := 0
+		for _, ws := range h.warm {
+			total += len(ws)
+		}
+		for d, ws := range h.warm {
+			if total < warmMax {
+				break
+			}
+			if d != digest && len(ws) > 0 {
+				ws[0].cancel()
+				h.warm[d] = ws[1:]
+				total--
+			}
+		}
+		h.warm[digest] = append(h.warm[digest], w)
+	}()
+}
+
+// prepareWarm gets an executor and has it confine itself and compile the
+// module; it then waits for its one call.
+func (s *Server) prepareWarm(digest string, code []byte) (*warmExecutor, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c, _, err := s.openExecutor(ctx, &ipc.ExecSpec{TimeoutMS: 5000})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	mf, err := ipc.SealedMemfd("skill-module", code)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	defer mf.Close()
+	var ready ipc.Empty
+	got, err := c.CallFiles(1, ipc.KindPrepare, ipc.WasmModule{Instrumented: digest}, ipc.ControlFrameMax, []*os.File{mf}, &ready, 2*time.Minute)
+	if err != nil || len(got) > 0 {
+		for _, f := range got {
+			f.Close()
+		}
+		cancel()
+		return nil, fmt.Errorf("prepare: %v (%d descriptors)", err, len(got))
+	}
+	return &warmExecutor{c: c, cancel: cancel, digest: digest}, nil
 }
 
 // hostRequest performs one capability use for skillID within grant. The

@@ -55,13 +55,32 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File, scratchRoot string
 		return fmt.Errorf("hello: %w", err)
 	}
 	c.SetReadMax(ipc.ExecSpecFrameMax)
-	c.SetAcceptFiles(true) // a Tier A module comes with the exec request
+	c.SetAcceptFiles(true) // a Tier A module comes with the exec or prepare request
 	m, err := c.Recv(ipc.HelloTimeout)
 	c.SetAcceptFiles(false)
 	if err != nil {
 		return fmt.Errorf("exec request: %w", err)
 	}
 	defer m.CloseFiles()
+	var prepared *preparedWasm
+	if m.Kind == ipc.KindPrepare {
+		// A warm Tier A executor: confine, compile, then wait for its one
+		// call as long as the broker keeps it.
+		if prepared, err = prepare(ctx, log, c, m); err != nil {
+			log.Warn("prepare failed", "err", err)
+			return c.SendError(m.ID, err)
+		}
+		if err := c.Send(m.ID, ipc.KindPrepare, ipc.Empty{}, ipc.ControlFrameMax); err != nil {
+			return err
+		}
+		m.CloseFiles()
+		if m, err = c.Recv(0); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+				return nil // kept warm and never used
+			}
+			return fmt.Errorf("exec request: %w", err)
+		}
+	}
 	c.SetReadMax(ipc.ControlFrameMax)
 	if m.Kind != ipc.KindExec {
 		_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "expected exec"))
@@ -77,24 +96,34 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File, scratchRoot string
 		return err
 	}
 	if spec.Tier == "A" {
+		stopWait()
+		log = log.With("call_id", spec.CallID, "tier", "A")
 		files := m.Files()
-		if len(files) != 1 {
-			err := ipc.Errorf(ipc.ClassInvalidInput, "a Tier A call comes with exactly one module descriptor")
+		if prepared == nil {
+			if len(files) != 1 {
+				err := ipc.Errorf(ipc.ClassInvalidInput, "a Tier A call comes with exactly one module descriptor")
+				_ = c.SendError(m.ID, err)
+				return err
+			}
+			if prepared, err = prepareModule(ctx, spec.Wasm.Instrumented, files[0]); err != nil {
+				return c.SendError(m.ID, err)
+			}
+		} else if len(files) != 0 || spec.Wasm.Instrumented != prepared.digest {
+			err := ipc.Errorf(ipc.ClassInvalidInput, "a call for another module than the one prepared")
 			_ = c.SendError(m.ID, err)
 			return err
 		}
-		stopWait()
-		log = log.With("call_id", spec.CallID, "tier", "A")
+		defer prepared.close()
 		// No reader of the socket meanwhile: the guest's host requests
 		// and their answers are the only traffic until the outcome.
-		out, err := runWasm(ctx, log, c, &spec, files[0])
+		out, err := prepared.run(ctx, log, c, &spec)
 		if err != nil {
 			log.Warn("call failed", "err", err)
 			return c.SendError(m.ID, err)
 		}
 		return c.Send(m.ID, ipc.KindExec, out, int(spec.MaxOutput)+ipc.ControlFrameMax)
-	} else if len(m.Files()) != 0 {
-		err := ipc.Errorf(ipc.ClassInvalidInput, "descriptors with a native call")
+	} else if len(m.Files()) != 0 || prepared != nil {
+		err := ipc.Errorf(ipc.ClassInvalidInput, "descriptors or a prepared module with a native call")
 		_ = c.SendError(m.ID, err)
 		return err
 	}

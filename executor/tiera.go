@@ -15,14 +15,40 @@ import (
 	"github.com/stockade-dev/stockade/ipc"
 )
 
-// runWasm runs a Tier A call: it reads the module the broker instrumented
-// (a sealed memfd, checked against the digest in the spec), confines this
-// process (confineSelf: no file system, no network, the executor's seccomp
-// profile), compiles and runs the guest in wazero, and forwards the
-// guest's capability uses to the broker over c.
-func runWasm(ctx context.Context, log *slog.Logger, c *ipc.Conn, spec *ipc.ExecSpec, module *os.File) (*ipc.Outcome, error) {
-	w := spec.Wasm
-	sum, err := parseSHA256(w.Instrumented)
+// preparedWasm is a Tier A executor ready for its one call: confined,
+// with the module compiled.
+type preparedWasm struct {
+	digest   string
+	receipt  ipc.Receipt
+	engine   *wasm.Engine
+	mod      *wasm.Module
+	compiled time.Duration
+}
+
+func (p *preparedWasm) close() { p.engine.Close(context.Background()) }
+
+// prepare answers a prepare request: the module comes as a sealed memfd.
+func prepare(ctx context.Context, log *slog.Logger, c *ipc.Conn, m *ipc.Message) (*preparedWasm, error) {
+	var req ipc.WasmModule
+	if err := m.Decode(&req); err != nil {
+		return nil, ipc.Errorf(ipc.ClassProtocol, "malformed prepare")
+	}
+	if len(m.Files()) != 1 {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "a prepare request comes with exactly one module descriptor")
+	}
+	p, err := prepareModule(ctx, req.Instrumented, m.Files()[0])
+	if err == nil {
+		log.Info("tier A executor warm", "module", req.Instrumented, "compile_ms", p.compiled.Milliseconds())
+	}
+	return p, err
+}
+
+// prepareModule reads the module the broker instrumented (a sealed memfd,
+// checked against digest), confines this process (confineSelf: no file
+// system, no network, the Tier A seccomp profile) and compiles the module.
+// A runtime bug exploited by the guest lands in this confined process.
+func prepareModule(ctx context.Context, digest string, module *os.File) (*preparedWasm, error) {
+	sum, err := parseSHA256(digest)
 	if err != nil {
 		return nil, ipc.Errorf(ipc.ClassInvalidInput, "instrumented digest: %v", err)
 	}
@@ -43,13 +69,20 @@ func runWasm(ctx context.Context, log *slog.Logger, c *ipc.Conn, spec *ipc.ExecS
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: %w", err)
 	}
-	defer engine.Close(context.Background())
 	t0 := time.Now()
 	mod, err := engine.Compile(ctx, code)
 	if err != nil {
+		engine.Close(context.Background())
 		return nil, ipc.Errorf(ipc.ClassInvalidInput, "the module does not compile: %v", err)
 	}
-	compiled := time.Since(t0)
+	return &preparedWasm{digest: digest, receipt: receipt, engine: engine, mod: mod, compiled: time.Since(t0)}, nil
+}
+
+// run runs the call on the prepared module, forwarding the guest's
+// capability uses to the broker over c.
+func (p *preparedWasm) run(ctx context.Context, log *slog.Logger, c *ipc.Conn, spec *ipc.ExecSpec) (*ipc.Outcome, error) {
+	w := spec.Wasm
+	mod, receipt, compiled := p.mod, p.receipt, p.compiled
 	lim := wasm.Limits{
 		Fuel: w.Fuel, MemoryPages: w.MemoryPages, Timeout: time.Duration(spec.TimeoutMS) * time.Millisecond,
 		MaxOutput: int(spec.MaxOutput), MaxHostCalls: w.MaxHostCalls,

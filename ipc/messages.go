@@ -27,6 +27,8 @@ const (
 	// KindHost is a Tier A executor's request to the broker, during an
 	// exec (see tiera.go): the reverse direction of the exec channel.
 	KindHost Kind = "host"
+	// KindPrepare readies a warm Tier A executor (see tiera.go).
+	KindPrepare Kind = "prepare"
 
 	// The verifier channel (broker → verifier).
 	KindResolve Kind = "resolve"
@@ -47,7 +49,7 @@ const (
 )
 
 var kinds = []Kind{
-	KindHello, KindError, KindListTools, KindCall, KindStatus, KindExec, KindHost,
+	KindHello, KindError, KindListTools, KindCall, KindStatus, KindExec, KindHost, KindPrepare,
 	KindResolve,
 	KindInstall, KindList, KindShow, KindPromote, KindDisable, KindEnable, KindRemove,
 	KindRevokeKey, KindRevokeSkill, KindTrustList, KindImportRotation, KindDoctor,
@@ -60,7 +62,7 @@ func (k Kind) valid() bool { return slices.Contains(kinds, k) }
 var requests = map[Channel][]Kind{
 	ChannelAgent:    {KindListTools, KindCall, KindStatus},
 	ChannelVerifier: {KindStatus, KindResolve},
-	ChannelExec:     {KindExec},
+	ChannelExec:     {KindExec, KindPrepare},
 	ChannelAdmin: {
 		KindStatus, KindInstall, KindList, KindShow, KindPromote, KindDisable, KindEnable,
 		KindRemove, KindRevokeKey, KindRevokeSkill, KindTrustList, KindImportRotation, KindDoctor,
@@ -70,7 +72,7 @@ var requests = map[Channel][]Kind{
 // fdRequests says how many file descriptors (SCM_RIGHTS) travel with a
 // request of each kind; every other request carries none, and a request
 // with descriptors it should not have ends the connection.
-var fdRequests = map[Kind]int{KindInstall: 2, KindExec: 1}
+var fdRequests = map[Kind]int{KindInstall: 2, KindExec: 1, KindPrepare: 1}
 
 // FDs returns the number of descriptors a request of kind k carries.
 func (k Kind) FDs() int { return fdRequests[k] }

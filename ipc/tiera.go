@@ -49,6 +49,15 @@ type Grants struct {
 	Channels []string `msgpack:"channels" json:"channels"`
 }
 
+// WasmModule is a prepare request (broker → executor, KindPrepare, the
+// module as a sealed memfd attached): the executor confines itself and
+// compiles the module, answers KindPrepare, and then waits for its one
+// call, whose spec must name the same instrumented module. This keeps
+// warm Tier A executors per hot skill, each still serving exactly one call.
+type WasmModule struct {
+	Instrumented string `msgpack:"instrumented" json:"instrumented"`
+}
+
 // HostRequest is one capability use the executor forwards to the broker.
 // Op is "http" (Name: the host; Data: the request JSON), "secret" (Name),
 // or "kv_get", "kv_put", "kv_delete", "kv_list" (Key, Data: the value).

@@ -18,6 +18,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,4 +328,70 @@ func TestTierA(t *testing.T) {
 		wantClass(t, err, ipc.ClassDenied)
 		e.ok(t, "stockade.probe/echo", "{}") // the other skill is untouched
 	})
+}
+
+// BenchmarkTierACall measures a trivial skill call (the probe's echo)
+// through the whole system: client → broker (resolve, instrumentation
+// cache, policy) → executor (confinement, compile, instantiate, run) and
+// back. It reports the median (p50-ns) and the 90th percentile (p90-ns).
+//
+//	go test -run '^$' -bench BenchmarkTierACall -benchtime 200x ./cmd/stockaded
+func BenchmarkTierACall(b *testing.B) {
+	s := startTierABench(b)
+	c, err := client.Dial(s.socket, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	req := &ipc.CallRequest{Tool: "stockade.probe/echo", Input: `{"x":1}`}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if out, err := c.Call(req); err != nil || out.Status != ipc.StatusOK {
+			b.Fatalf("%+v %v", out, err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*9/10].Nanoseconds()), "p90-ns")
+	if os.Getenv("STOCKADE_BENCH_LOGS") != "" {
+		_ = os.WriteFile(os.Getenv("STOCKADE_BENCH_LOGS"), []byte(s.logs.String()), 0o644)
+	}
+}
+
+func startTierABench(b *testing.B) *system {
+	s := startSystem(b, testConfig+"\n[[skill]]\nid = \"stockade.probe\"\n")
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	dir := b.TempDir()
+	a, sig, err := skill.Build("../../testdata/skills/probe", key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ap, sp := filepath.Join(dir, "p.skill"), filepath.Join(dir, "p.skill.sig")
+	if err := os.WriteFile(ap, a, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(sp, sig, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	c, err := admin.Dial(filepath.Join(s.runtime, ipc.AdminSocketName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	af, _ := os.Open(ap)
+	sf, _ := os.Open(sp)
+	defer af.Close()
+	defer sf.Close()
+	r, err := c.Install(af, sf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Promote(r.ID, r.Version, r.Digest); err != nil {
+		b.Fatal(err)
+	}
+	return s
 }

@@ -161,7 +161,9 @@
 //
 // What the runtime trusts: wazero to run the instrumented module as
 // written, and in particular its compiler to reload limit at each metered
-// block, which Interrupt depends on (TestInterruptLatency guards it); the
+// block, which Interrupt depends on (TestInterruptLatency guards it; with
+// the interpreter, Interrupt's store is a data race by the Go memory model,
+// see Meter.Interrupt); the
 // embedder to attach the right Meter to each call's context and to call
 // Begin before each top-level call. A missing or mismatched Meter stops the
 // guest (ErrNoMeter) rather than letting it run unmetered. Host functions

@@ -89,6 +89,7 @@ type moduleRewriter struct {
 	copies    []uint32     // the defined functions that have a copy, in index order
 }
 
+// run instruments module, whose sections it keeps in w.
 func (w *moduleRewriter) run(module []byte) ([]byte, error) {
 	r := &reader{buf: module}
 	hdr, err := r.bytes(uint32(len(wasmHeader)))
@@ -209,6 +210,7 @@ func (w *moduleRewriter) split(r *reader) error {
 	return nil
 }
 
+// sectionLen is the size of a known section, 0 when absent.
 func (w *moduleRewriter) sectionLen(id int) int {
 	if s := w.sections[id]; s != nil {
 		return len(s.buf)
@@ -239,6 +241,9 @@ func vector(s *reader, what string, each func(i uint32) error) (uint32, error) {
 	return n, s.end(what)
 }
 
+// assignIndices places the instrumentation's type and functions, once the
+// type and import sections are decoded. (Its globals are placed by
+// rewriteGlobals, after the module's own.)
 func (w *moduleRewriter) assignIndices() {
 	w.voidType = uint32(len(w.types))
 	w.refillFunc = w.funcImports
@@ -254,8 +259,9 @@ func (w *moduleRewriter) funcIndex(f uint32) uint32 {
 	return f + w.funcShift
 }
 
-// rewriteGlobals re-encodes the global section with ref.func indices moved,
-// and appends used, limit and depth.
+// rewriteCode rewrites every function body, in two passes: the walk, then
+// the assembly, once it is known which functions are hoistable. The
+// uncharged copies of those are appended after the defined functions.
 func (w *moduleRewriter) rewriteCode() ([]byte, error) {
 	s := w.sections[secCode]
 	if s == nil {
@@ -335,6 +341,3 @@ func (w *moduleRewriter) functionSection() []byte {
 	}
 	return b
 }
-
-// checkData walks the data count and data sections, which are copied as
-// they are: no function index appears in them.

@@ -188,6 +188,15 @@ func (m *Meter) Charge(n uint64) error {
 // means ErrTimedOut). It may be called from any goroutine, for instance by
 // a deadline watchdog, before or during a call; once interrupted, a Meter
 // stays so.
+//
+// It stores 0 into the instance's limit global while the guest may be
+// running. wazero's compiler reads that global from native code, so this
+// is the intended unsynchronised handoff (an aligned 8-byte store, which
+// cannot tear). wazero's interpreter reads globals with ordinary Go loads:
+// there the store is a data race by the Go memory model, which the race
+// detector reports; it is harmless on amd64 and arm64, but an embedder that
+// needs race-clean runs of the interpreter should rely on the context
+// instead, which refill checks once per Slice.
 func (m *Meter) Interrupt(cause error) {
 	if cause == nil {
 		cause = ErrTimedOut

@@ -8,6 +8,8 @@ import (
 // The sections other than types and code: each is checked, and rewritten
 // where it holds function indices or gains the instrumentation's entries.
 
+// rewriteImports checks the imports, counts functions and globals, and
+// appends the two instrumentation functions after the last import.
 func (w *moduleRewriter) rewriteImports() ([]byte, error) {
 	var n uint32
 	var entries []byte
@@ -75,6 +77,7 @@ func (w *moduleRewriter) rewriteImports() ([]byte, error) {
 	return b, nil
 }
 
+// decodeFunctions reads the type index of each defined function.
 func (w *moduleRewriter) decodeFunctions() error {
 	s := w.sections[secFunction]
 	if s == nil {
@@ -94,6 +97,7 @@ func (w *moduleRewriter) decodeFunctions() error {
 	return err
 }
 
+// checkTables walks the table section, which is copied as it is.
 func (w *moduleRewriter) checkTables() error {
 	s := w.sections[secTable]
 	if s == nil {
@@ -104,6 +108,7 @@ func (w *moduleRewriter) checkTables() error {
 	return err
 }
 
+// checkMemories walks the memory section, which is copied as it is.
 func (w *moduleRewriter) checkMemories() error {
 	s := w.sections[secMemory]
 	if s == nil {
@@ -114,9 +119,8 @@ func (w *moduleRewriter) checkMemories() error {
 	return err
 }
 
-// assignIndices places the instrumentation's type, functions and globals.
-// It runs once the import section is decoded and before the global section
-// is, so it counts the defined globals first.
+// rewriteGlobals re-encodes the global section with ref.func indices moved,
+// and appends used, limit and depth.
 func (w *moduleRewriter) rewriteGlobals() ([]byte, error) {
 	var body []byte
 	if s := w.sections[secGlobal]; s != nil {
@@ -251,6 +255,7 @@ func (w *moduleRewriter) rewriteExports() ([]byte, error) {
 	return b, nil
 }
 
+// rewriteStart moves the start function's index.
 func (w *moduleRewriter) rewriteStart() ([]byte, error) {
 	s := w.sections[secStart]
 	if s == nil {
@@ -336,9 +341,8 @@ func (w *moduleRewriter) rewriteElements() ([]byte, error) {
 	return append(appendU32(nil, n), b...), nil
 }
 
-// rewriteCode rewrites every function body, in two passes: the walk, then
-// the assembly, once it is known which functions are hoistable. The
-// uncharged copies of those are appended after the defined functions.
+// checkData walks the data count and data sections, which are copied as
+// they are: no function index appears in them.
 func (w *moduleRewriter) checkData() error {
 	if s := w.sections[secDataCount]; s != nil {
 		if _, err := s.u32(); err != nil {

@@ -101,6 +101,7 @@ func valueTypes(s *reader) (uint32, error) {
 	return n, nil
 }
 
+// valueType reads one value type.
 func valueType(s *reader) error {
 	at := s.pos()
 	t, err := s.byte()
@@ -110,6 +111,8 @@ func valueType(s *reader) error {
 	return checkValueType(t, at, s)
 }
 
+// checkValueType accepts the value types of Features and classifies the
+// others.
 func checkValueType(t byte, at int, s *reader) error {
 	switch t {
 	case valI32, valI64, valF32, valF64, valFuncref, valExternref:
@@ -124,6 +127,7 @@ func checkValueType(t byte, at int, s *reader) error {
 	return s.failf("value type %#x", t)
 }
 
+// refType reads a reference type: funcref or externref.
 func refType(s *reader) error {
 	at := s.pos()
 	t, err := s.byte()
@@ -164,6 +168,7 @@ func limits(s *reader) (shared bool, err error) {
 	return flags&2 != 0, nil
 }
 
+// tableType reads a table type: reference type and limits, not shared.
 func tableType(s *reader) error {
 	if err := refType(s); err != nil {
 		return err
@@ -175,6 +180,8 @@ func tableType(s *reader) error {
 	return err
 }
 
+// memoryType reads a memory type and counts it: one memory at most, not
+// shared (threads) and 32-bit.
 func (w *moduleRewriter) memoryType(s *reader) error {
 	at := s.pos()
 	shared, err := limits(s)
@@ -191,6 +198,7 @@ func (w *moduleRewriter) memoryType(s *reader) error {
 	return nil
 }
 
+// globalType reads a global type: value type and mutability.
 func globalType(s *reader) error {
 	if err := valueType(s); err != nil {
 		return err
@@ -204,6 +212,3 @@ func globalType(s *reader) error {
 	}
 	return nil
 }
-
-// rewriteImports checks the imports, counts functions and globals, and
-// appends the two instrumentation functions after the last import.
