@@ -200,6 +200,9 @@ var fuzzSeeds = map[string]func() []fuzzSeed{
 	"FuzzError":             messageAndBadSeeds,
 	"FuzzResolveRequest":    messageAndBadSeeds,
 	"FuzzResolved":          messageAndBadSeeds,
+	"FuzzHostRequest":       messageAndBadSeeds,
+	"FuzzHostResult":        messageAndBadSeeds,
+	"FuzzWasmModule":        messageAndBadSeeds,
 	"FuzzParseSpawnRequest": spawnSeeds,
 	"FuzzParseSpawnReply":   spawnSeeds,
 }
@@ -409,6 +412,9 @@ func FuzzBrokerStatus(f *testing.F)   { fuzzMessage[BrokerStatus](f) }
 func FuzzError(f *testing.F)          { fuzzMessage[Error](f) }
 func FuzzResolveRequest(f *testing.F) { fuzzMessage[ResolveRequest](f) }
 func FuzzResolved(f *testing.F)       { fuzzMessage[Resolved](f) }
+func FuzzHostRequest(f *testing.F)    { fuzzMessage[HostRequest](f) }
+func FuzzHostResult(f *testing.F)     { fuzzMessage[HostResult](f) }
+func FuzzWasmModule(f *testing.F)     { fuzzMessage[WasmModule](f) }
 
 // --- The body walk.
 

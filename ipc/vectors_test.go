@@ -260,6 +260,23 @@ var protoVectors = []protoVector{
 		ch: ChannelAdmin, dir: dirReply, id: 1, kind: KindStatus,
 		body: RoleStatus{Role: "verifier", Software: "stockade-verifier", PID: 4243, UptimeMS: 3600042}},
 
+	// Tier A on the exec channel (internal: broker ↔ executor).
+	{name: "exec-prepare", desc: "The broker readies a warm Tier A executor; the instrumented module travels in a sealed memfd attached to this frame.",
+		ch: ChannelExec, dir: dirRequest, id: 1, kind: KindPrepare,
+		body: WasmModule{Instrumented: "sha256:" + strings.Repeat("ab", 32)}},
+	{name: "exec-tier-a", desc: "A Tier A call: the skill's tool, its input, limits and grants (the module was prepared, or is attached).",
+		ch: ChannelExec, dir: dirRequest, id: 2, kind: KindExec,
+		body: ExecSpec{CallID: "c0ffee", Tier: "A", TimeoutMS: 5000, MaxOutput: 1 << 20, Wasm: &WasmSpec{
+			SkillID: "stockade.probe", Version: "1.0.0", Statement: "sha256:" + strings.Repeat("01", 32),
+			ModuleDigest: "sha256:" + strings.Repeat("02", 32), Instrumented: "sha256:" + strings.Repeat("ab", 32),
+			FuelSchedule: 1, Export: "echo", Input: []byte(`{"x":1}`), Fuel: 10_000_000, MemoryPages: 512, MaxHostCalls: 1000,
+			Grants: Grants{HTTP: []string{"127.0.0.1"}, Secrets: []string{"token"}, KV: true, Channels: []string{"notify"}},
+		}}},
+	{name: "host-request-kv-get", desc: "The executor forwards the guest's kv_get to the broker (ids from 1<<32).",
+		ch: ChannelExec, dir: dirReply, id: HostRequestIDBase + 1, kind: KindHost, body: HostRequest{Op: "kv_get", Key: []byte("k")}},
+	{name: "host-result-not-found", desc: "The broker's answer: the host ABI's ErrNotFound.",
+		ch: ChannelExec, dir: dirRequest, id: HostRequestIDBase + 1, kind: KindHost, body: HostResult{Code: -2}},
+
 	// The verifier channel (internal: broker ↔ verifier).
 	{name: "resolve-request", desc: "The broker asks for the active release of a skill (version omitted: whichever is active).",
 		ch: ChannelVerifier, dir: dirRequest, id: 7, kind: KindResolve, body: ResolveRequest{ID: "stockade.hello"}},
@@ -354,6 +371,17 @@ func bodyType(ch Channel, dir string, k Kind) (reflect.Type, bool) {
 		v = Hello{}
 	case k == KindError && dir == dirReply:
 		v = Error{}
+	// A Tier A executor's host requests run against the channel's
+	// direction: the executor asks (vectors say "reply": executor →
+	// broker), the broker answers ("request": broker → executor).
+	case ch == ChannelExec && k == KindHost && dir == dirReply:
+		v = HostRequest{}
+	case ch == ChannelExec && k == KindHost && dir == dirRequest:
+		v = HostResult{}
+	case ch == ChannelExec && k == KindPrepare && dir == dirRequest:
+		v = WasmModule{}
+	case ch == ChannelExec && k == KindPrepare && dir == dirReply:
+		v = Empty{}
 	case dir == dirRequest && ch.Permits(k):
 		switch k {
 		case KindListTools, KindStatus:
