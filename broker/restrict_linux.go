@@ -19,7 +19,9 @@ import (
 //
 // Landlock is applied at the host's ABI up to 6; a host without Landlock
 // gets seccomp alone, and the returned description says so.
-func Restrict(stateDir, policyDir string) (string, error) {
+//
+// wasmCache, when set, is writable too: the compiled-code cache of Tier A.
+func Restrict(stateDir, policyDir, wasmCache string) (string, error) {
 	abi := min(hostLandlockABI(), 6)
 	how := "no landlock (the host has none)"
 	if abi > 0 {
@@ -30,6 +32,9 @@ func Restrict(stateDir, policyDir string) (string, error) {
 		rules := []landlock.Rule{state, landlock.RODirs("/proc")}
 		if policyDir != "" {
 			rules = append(rules, landlock.RODirs(policyDir)) // reloaded on SIGHUP
+		}
+		if wasmCache != "" {
+			rules = append(rules, landlock.RWDirs(wasmCache))
 		}
 		// Tier A's HTTP grants are performed here: name resolution and
 		// TLS roots are read, and TCP is not restricted by Landlock (the

@@ -55,6 +55,9 @@ type Options struct {
 	AgentGIDs []uint32
 	// ScratchRoot is where executors make their calls' directories.
 	ScratchRoot string
+	// WasmCache is the compiled-code cache the broker fills and executors
+	// read (Tier A); "" for none.
+	WasmCache string
 	// ExecutorUIDs is the executors' uid range [first, last], for status.
 	ExecutorUIDs [2]uint32
 }
@@ -125,7 +128,7 @@ func New(o Options) (*Server, error) {
 	if o.Mode == ModeMultiUID && (o.ScratchRoot == "" || !filepath.IsAbs(o.ScratchRoot) || o.ExecutorUIDs[0] == 0 || o.ExecutorUIDs[1] < o.ExecutorUIDs[0]) {
 		return nil, errors.New("multi-uid mode needs a scratch root and the executors' uid range")
 	}
-	if s.skills, err = newSkillHost(o.Config, o.StateDir); err != nil {
+	if s.skills, err = newSkillHost(o.Config, o.StateDir, o.WasmCache); err != nil {
 		return nil, err
 	}
 	s.verifier = &verifierLink{log: o.Log}

@@ -16,6 +16,7 @@ import (
 	"github.com/stockade-dev/stockade/broker/hostcall"
 	"github.com/stockade-dev/stockade/ipc"
 	"github.com/stockade-dev/stockade/policy"
+	"github.com/stockade-dev/stockade/wasm/compiled"
 	"github.com/stockade-dev/stockade/wasm/meter"
 )
 
@@ -32,6 +33,9 @@ type skillHost struct {
 	kv      *hostcall.KV // nil until a skill with storage is called
 	secrets *hostcall.Secrets
 	kvPath  string
+	// cacheDir is the compiled-code cache executors read (wasm/compiled);
+	// "" when there is none: executors then compile.
+	cacheDir string
 
 	mu           sync.Mutex
 	instrumented map[string]instrumentedModule // by the signed module's digest
@@ -58,12 +62,13 @@ const (
 )
 
 type instrumentedModule struct {
-	code   []byte
-	digest string
-	info   meter.Info
+	code        []byte
+	digest      string
+	info        meter.Info
+	precompiled bool // its machine code is in cacheDir
 }
 
-func newSkillHost(cfg *Config, stateDir string) (*skillHost, error) {
+func newSkillHost(cfg *Config, stateDir, cacheDir string) (*skillHost, error) {
 	values := map[string]map[string]string{}
 	for _, sk := range cfg.Skills {
 		if len(sk.Secrets) > 0 {
@@ -75,7 +80,7 @@ func newSkillHost(cfg *Config, stateDir string) (*skillHost, error) {
 		return nil, err
 	}
 	return &skillHost{
-		http: &hostcall.HTTP{}, secrets: secrets, kvPath: stateDir + "/skills-kv.db",
+		http: &hostcall.HTTP{}, secrets: secrets, kvPath: stateDir + "/skills-kv.db", cacheDir: cacheDir,
 		instrumented: map[string]instrumentedModule{},
 		warm:         map[string][]*warmExecutor{}, warming: map[string]bool{},
 	}, nil
@@ -91,8 +96,11 @@ func (h *skillHost) store() (*hostcall.KV, error) {
 	return h.kv, h.kvErr
 }
 
-// instrument returns the module instrumented for fuel, once per digest.
-func (h *skillHost) instrument(digest string, code []byte) (instrumentedModule, error) {
+// instrument returns the module instrumented for fuel, once per digest,
+// and compiles it into the compiled-code cache, so that executors load
+// machine code the broker made instead of compiling (a failure to
+// precompile only costs them the compile).
+func (h *skillHost) instrument(log *slog.Logger, digest string, code []byte) (instrumentedModule, error) {
 	h.mu.Lock()
 	m, ok := h.instrumented[digest]
 	h.mu.Unlock()
@@ -105,6 +113,15 @@ func (h *skillHost) instrument(digest string, code []byte) (instrumentedModule, 
 	}
 	sum := sha256.Sum256(out)
 	m = instrumentedModule{code: out, digest: "sha256:" + hex.EncodeToString(sum[:]), info: info}
+	if h.cacheDir != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		if err := compiled.Precompile(ctx, h.cacheDir, out); err != nil {
+			log.Warn("precompiling a skill module", "module", m.digest, "err", err)
+		} else {
+			m.precompiled = true
+		}
+		cancel()
+	}
 	h.mu.Lock()
 	if len(h.instrumented) > 64 {
 		clear(h.instrumented) // a small cache: skills in use come back at once
@@ -170,7 +187,7 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 	if !ok {
 		return nil, ipc.Errorf(ipc.ClassInternal, "the verifier did not send module %s", tool.Module)
 	}
-	inst, err := s.skills.instrument(mod.SHA256, mod.Data)
+	inst, err := s.skills.instrument(log, mod.SHA256, mod.Data)
 	if err != nil {
 		log.Warn("instrumenting", "module", tool.Module, "err", err)
 		return nil, ipc.Errorf(ipc.ClassDenied, "skill %s: its module cannot be metered", id)
@@ -274,6 +291,9 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 			Grants: ipc.Grants{Secrets: grant.Secrets, KV: grant.KV, Channels: grant.Channels},
 		},
 	}
+	if inst.precompiled {
+		spec.Wasm.CacheDir = s.skills.cacheDir
+	}
 	for _, h := range grant.HTTP {
 		spec.Wasm.Grants.HTTP = append(spec.Wasm.Grants.HTTP, h.Host.String())
 	}
@@ -304,7 +324,7 @@ const maxSkillInput = 1 << 20
 // made warm for the module's next call.
 func (s *Server) executeWasm(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec, code []byte, skillID string, grant hostcall.Grant) (*ipc.Outcome, time.Duration, error) {
 	wait := time.Duration(spec.TimeoutMS)*time.Millisecond + 15*time.Second
-	defer s.keepWarm(log, spec.Wasm.Instrumented, code)
+	defer s.keepWarm(log, spec.Wasm.Instrumented, code, spec.Wasm.CacheDir)
 	if w := s.skills.takeWarm(spec.Wasm.Instrumented); w != nil {
 		out, err := s.runWasmOn(ctx, log, w.c, 2, spec, nil, skillID, grant, wait)
 		w.cancel()
@@ -394,7 +414,7 @@ func (h *skillHost) takeWarm(digest string) *warmExecutor {
 
 // keepWarm prepares an executor for digest in the background, unless one
 // waits or is being prepared; past warmMax it drops the oldest other one.
-func (s *Server) keepWarm(log *slog.Logger, digest string, code []byte) {
+func (s *Server) keepWarm(log *slog.Logger, digest string, code []byte, cacheDir string) {
 	h := s.skills
 	h.mu.Lock()
 	if h.warming[digest] || len(h.warm[digest]) >= warmPerModule {
@@ -404,7 +424,7 @@ func (s *Server) keepWarm(log *slog.Logger, digest string, code []byte) {
 	h.warming[digest] = true
 	h.mu.Unlock()
 	go func() {
-		w, err := s.prepareWarm(digest, code)
+		w, err := s.prepareWarm(digest, code, cacheDir)
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		delete(h.warming, digest)
@@ -432,7 +452,7 @@ func (s *Server) keepWarm(log *slog.Logger, digest string, code []byte) {
 
 // prepareWarm gets an executor and has it confine itself and compile the
 // module; it then waits for its one call.
-func (s *Server) prepareWarm(digest string, code []byte) (*warmExecutor, error) {
+func (s *Server) prepareWarm(digest string, code []byte, cacheDir string) (*warmExecutor, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c, _, err := s.openExecutor(ctx, &ipc.ExecSpec{TimeoutMS: 5000})
 	if err != nil {
@@ -446,7 +466,7 @@ func (s *Server) prepareWarm(digest string, code []byte) (*warmExecutor, error) 
 	}
 	defer mf.Close()
 	var ready ipc.Empty
-	got, err := c.CallFiles(1, ipc.KindPrepare, ipc.WasmModule{Instrumented: digest}, ipc.ControlFrameMax, []*os.File{mf}, &ready, 2*time.Minute)
+	got, err := c.CallFiles(1, ipc.KindPrepare, ipc.WasmModule{Instrumented: digest, CacheDir: cacheDir}, ipc.ControlFrameMax, []*os.File{mf}, &ready, 2*time.Minute)
 	if err != nil || len(got) > 0 {
 		for _, f := range got {
 			f.Close()

@@ -105,7 +105,7 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File, scratchRoot string
 				_ = c.SendError(m.ID, err)
 				return err
 			}
-			if prepared, err = prepareModule(ctx, spec.Wasm.Instrumented, files[0]); err != nil {
+			if prepared, err = prepareModule(ctx, spec.Wasm.Instrumented, spec.Wasm.CacheDir, files[0]); err != nil {
 				return c.SendError(m.ID, err)
 			}
 		} else if len(files) != 0 || spec.Wasm.Instrumented != prepared.digest {

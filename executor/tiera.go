@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ func prepare(ctx context.Context, log *slog.Logger, c *ipc.Conn, m *ipc.Message)
 	if len(m.Files()) != 1 {
 		return nil, ipc.Errorf(ipc.ClassInvalidInput, "a prepare request comes with exactly one module descriptor")
 	}
-	p, err := prepareModule(ctx, req.Instrumented, m.Files()[0])
+	p, err := prepareModule(ctx, req.Instrumented, req.CacheDir, m.Files()[0])
 	if err == nil {
 		log.Info("tier A executor warm", "module", req.Instrumented, "compile_ms", p.compiled.Milliseconds())
 	}
@@ -47,7 +48,11 @@ func prepare(ctx context.Context, log *slog.Logger, c *ipc.Conn, m *ipc.Message)
 // checked against digest), confines this process (confineSelf: no file
 // system, no network, the Tier A seccomp profile) and compiles the module.
 // A runtime bug exploited by the guest lands in this confined process.
-func prepareModule(ctx context.Context, digest string, module *os.File) (*preparedWasm, error) {
+//
+// With cacheDir (the broker's compiled-code cache, read-only here) the
+// machine code the broker compiled is loaded instead; should that fail,
+// the module is compiled here.
+func prepareModule(ctx context.Context, digest, cacheDir string, module *os.File) (*preparedWasm, error) {
 	sum, err := parseSHA256(digest)
 	if err != nil {
 		return nil, ipc.Errorf(ipc.ClassInvalidInput, "instrumented digest: %v", err)
@@ -61,21 +66,38 @@ func prepareModule(ctx context.Context, digest string, module *os.File) (*prepar
 	if err != nil {
 		return nil, ipc.Errorf(ipc.ClassInvalidInput, "module: %v", err)
 	}
-	receipt, err := confineSelf()
+	if cacheDir != "" && !filepath.IsAbs(cacheDir) {
+		return nil, ipc.Errorf(ipc.ClassInvalidInput, "cache directory must be absolute")
+	}
+	receipt, err := confineSelf(cacheDir)
 	if err != nil {
 		return nil, ipc.Errorf(ipc.ClassSandboxUnavailable, "confining the executor: %v", err)
 	}
-	engine, err := wasm.NewEngine(ctx, wasm.EngineConfig{})
-	if err != nil {
-		return nil, fmt.Errorf("wasm engine: %w", err)
-	}
 	t0 := time.Now()
+	engine, mod, err := compile(ctx, code, cacheDir)
+	if err != nil && cacheDir != "" {
+		engine, mod, err = compile(ctx, code, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cacheDir != "" {
+		receipt.Layers = append(receipt.Layers, "precompiled")
+	}
+	return &preparedWasm{digest: digest, receipt: receipt, engine: engine, mod: mod, compiled: time.Since(t0)}, nil
+}
+
+func compile(ctx context.Context, code []byte, cacheDir string) (*wasm.Engine, *wasm.Module, error) {
+	engine, err := wasm.NewEngine(ctx, wasm.EngineConfig{CacheDir: cacheDir})
+	if err != nil {
+		return nil, nil, fmt.Errorf("wasm engine: %w", err)
+	}
 	mod, err := engine.Compile(ctx, code)
 	if err != nil {
 		engine.Close(context.Background())
-		return nil, ipc.Errorf(ipc.ClassInvalidInput, "the module does not compile: %v", err)
+		return nil, nil, ipc.Errorf(ipc.ClassInvalidInput, "the module does not compile: %v", err)
 	}
-	return &preparedWasm{digest: digest, receipt: receipt, engine: engine, mod: mod, compiled: time.Since(t0)}, nil
+	return engine, mod, nil
 }
 
 // run runs the call on the prepared module, forwarding the guest's

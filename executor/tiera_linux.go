@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 
+	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/ipc"
@@ -19,7 +20,9 @@ const tierAProfile = "executor-sealed-nonet"
 // right with no rule (no file system, no TCP, scoped signals and abstract
 // sockets), and the Tier A seccomp profile on every thread. A runtime bug
 // exploited by the guest lands in this process.
-func confineSelf() (ipc.Receipt, error) {
+//
+// cacheDir, when set, stays readable: the broker's compiled-code cache.
+func confineSelf(cacheDir string) (ipc.Receipt, error) {
 	r := ipc.Receipt{Tier: "A", Backend: "wazero"}
 	if err := dropCapabilities(); err != nil {
 		return r, fmt.Errorf("capabilities: %w", err)
@@ -32,7 +35,11 @@ func confineSelf() (ipc.Receipt, error) {
 	if abi == 0 {
 		return r, fmt.Errorf("no Landlock on this host")
 	}
-	if err := landlockConfigs[abi].Restrict(); err != nil {
+	var rules []landlock.Rule
+	if cacheDir != "" {
+		rules = append(rules, landlock.RODirs(cacheDir))
+	}
+	if err := landlockConfigs[abi].Restrict(rules...); err != nil {
 		return r, fmt.Errorf("landlock: %w", err)
 	}
 	r.LandlockABI = abi

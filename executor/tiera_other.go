@@ -9,6 +9,6 @@ import (
 )
 
 // confineSelf: Tier A needs Linux (Landlock and seccomp for the executor).
-func confineSelf() (ipc.Receipt, error) {
+func confineSelf(string) (ipc.Receipt, error) {
 	return ipc.Receipt{}, errors.New("Tier A is supported on Linux only")
 }

@@ -36,6 +36,10 @@ type WasmSpec struct {
 	MemoryPages  uint32 `msgpack:"memory_pages" json:"memory_pages"`
 	MaxHostCalls int    `msgpack:"max_host_calls" json:"max_host_calls"`
 	Grants       Grants `msgpack:"grants" json:"grants"`
+	// CacheDir is the broker's compiled-code cache holding this module's
+	// machine code, read-only for the executor; "" when the broker could
+	// not precompile it (the executor then compiles).
+	CacheDir string `msgpack:"cache_dir,omitempty" json:"cache_dir,omitempty"`
 }
 
 // Grants are the capabilities of one Tier A call: the intersection of the
@@ -56,6 +60,7 @@ type Grants struct {
 // warm Tier A executors per hot skill, each still serving exactly one call.
 type WasmModule struct {
 	Instrumented string `msgpack:"instrumented" json:"instrumented"`
+	CacheDir     string `msgpack:"cache_dir,omitempty" json:"cache_dir,omitempty"`
 }
 
 // HostRequest is one capability use the executor forwards to the broker.

@@ -42,6 +42,7 @@ func main() {
 	flag.Var(&agentGIDs, "agent-gid", "multi-uid: members of this group may call the broker (repeatable)")
 	flag.StringVar(&scratchRoot, "scratch-root", "", "multi-uid: where executors make their calls' directories")
 	flag.Var(&execUIDs, "executor-uids", "multi-uid: the executors' uid range, FIRST-LAST")
+	flag.StringVar(&wasmCache, "wasm-cache", "", "the compiled-code cache of Tier A modules (the broker writes it, executors read it)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("role", "broker")
 	if err := run(log, *configPath, *stateDir, *mode); err != nil {
@@ -56,6 +57,7 @@ var (
 	agentGIDs   idList
 	scratchRoot string
 	execUIDs    uidRange
+	wasmCache   string
 )
 
 func run(log *slog.Logger, configPath, stateDir, mode string) error {
@@ -119,7 +121,7 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 		Protected:    protectedDirs(configPath, stateDir),
 		ExecutorName: "stockade-exec", Bwrap: bw, Host: broker.ProbeHost(bw),
 		Attest: alog, AttestPublicKey: attest.FormatPublicKey(key.Public()),
-		AgentGIDs: agentGIDs, ScratchRoot: scratchRoot, ExecutorUIDs: execUIDs,
+		AgentGIDs: agentGIDs, ScratchRoot: scratchRoot, ExecutorUIDs: execUIDs, WasmCache: wasmCache,
 	})
 	if err != nil {
 		return err
@@ -139,7 +141,7 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 	if noRestrict {
 		log.Warn("not restricting the broker (--no-restrict)")
 	} else {
-		how, err := broker.Restrict(stateDir, cfg.PolicyDir)
+		how, err := broker.Restrict(stateDir, cfg.PolicyDir, wasmCache)
 		if err != nil {
 			return fmt.Errorf("restricting the broker: %w", err)
 		}

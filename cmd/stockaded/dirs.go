@@ -39,6 +39,7 @@ func (s *supervisor) dirPlan() []dirSpec {
 			{s.stateDir, me, mine, 0o700, true},
 			{filepath.Join(s.stateDir, brokerDir), me, mine, 0o700, false},
 			{filepath.Join(s.stateDir, verifierDir), me, mine, 0o700, false},
+			{filepath.Join(s.stateDir, wasmDir), me, mine, 0o700, false},
 		}
 	}
 	return []dirSpec{
@@ -47,6 +48,7 @@ func (s *supervisor) dirPlan() []dirSpec {
 		{filepath.Join(s.stateDir, brokerDir), s.multi.broker.uid, s.multi.broker.gid, 0o700, false},
 		{filepath.Join(s.stateDir, verifierDir), s.multi.verifier.uid, s.multi.verifier.gid, 0o700, false},
 		{filepath.Join(s.stateDir, scratchDir), 0, 0, 0o733 | os.ModeSticky, false},
+		{filepath.Join(s.stateDir, wasmDir), s.multi.broker.uid, s.multi.broker.gid, 0o755, false},
 	}
 }
 

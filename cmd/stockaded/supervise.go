@@ -50,6 +50,7 @@ const (
 	brokerDir   = "broker"
 	verifierDir = "verifier"
 	scratchDir  = "scratch"
+	wasmDir     = "wasm-cache" // the broker's compiled Tier A code, read by executors
 )
 
 func (s *supervisor) mode() string {
@@ -188,7 +189,8 @@ func (s *supervisor) startBroker() (*exec.Cmd, func(), error) {
 		theirs.Close()
 		return nil, nil, err
 	}
-	args := []string{"--state-dir", filepath.Join(s.stateDir, brokerDir), "--runtime-dir", s.runtimeDir, "--mode", s.mode()}
+	args := []string{"--state-dir", filepath.Join(s.stateDir, brokerDir), "--runtime-dir", s.runtimeDir, "--mode", s.mode(),
+		"--wasm-cache", filepath.Join(s.stateDir, wasmDir)}
 	if s.configPath != "" {
 		args = append(args, "--config", s.configPath)
 	}

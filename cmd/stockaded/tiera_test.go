@@ -181,6 +181,10 @@ func TestTierA(t *testing.T) {
 		if out.Sandbox.Tier != "A" || out.Sandbox.LandlockABI == 0 || out.Sandbox.Seccomp == "" {
 			t.Errorf("the executor did not confine itself: %+v", out.Sandbox)
 		}
+		// The broker compiled the module; the executor loaded its code.
+		if !slices.Contains(out.Sandbox.Layers, "precompiled") {
+			t.Errorf("the executor compiled the module itself: layers %v", out.Sandbox.Layers)
+		}
 		if out.Attestation == nil {
 			t.Error("no attestation")
 		}

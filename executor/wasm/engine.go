@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/stockade-dev/stockade/wasm/compiled"
 	"github.com/stockade-dev/stockade/wasm/meter"
 )
 
@@ -21,6 +22,9 @@ type EngineConfig struct {
 	// MaxInstancesPerModule bounds the instances of one Module (one skill
 	// module) alive at once. 0 means 8.
 	MaxInstancesPerModule int
+	// CacheDir is the broker's compiled-code cache (wasm/compiled), read
+	// to skip compiling; "" compiles here.
+	CacheDir string
 }
 
 const (
@@ -49,15 +53,16 @@ func NewEngine(ctx context.Context, cfg EngineConfig) (*Engine, error) {
 	if cfg.MaxInstancesPerModule <= 0 {
 		cfg.MaxInstancesPerModule = defaultMaxInstancesPerModule
 	}
-	// The memory limit is the call's (Limits.MemoryPages), enforced by
-	// the allocator, so the runtime keeps wazero's ceiling of 4 GiB.
-	// Context cancellation is the meter's job: WithCloseOnContextDone
-	// slows loops and does not stop recursion (research note §0.2).
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithCoreFeatures(meter.Features).
-		WithCloseOnContextDone(false).
-		WithCustomSections(false).
-		WithDebugInfoEnabled(false))
+	rc := compiled.RuntimeConfig()
+	var cache wazero.CompilationCache
+	if cfg.CacheDir != "" {
+		var err error
+		if cache, err = compiled.Open(cfg.CacheDir); err != nil {
+			return nil, fmt.Errorf("wasm: compiled-code cache: %w", err)
+		}
+		rc = rc.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	e := &Engine{
 		rt:    rt,
 		pool:  newMemoryPool(),
