@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -398,4 +399,50 @@ func startTierABench(b *testing.B) *system {
 		b.Fatal(err)
 	}
 	return s
+}
+
+// TestTierAMultiUID: a skill call in multi-uid mode: the executor (a pool
+// uid) loads the code the broker compiled into its cache, which it cannot
+// write.
+func TestTierAMultiUID(t *testing.T) {
+	m := startMultiUID(t, testConfig+"\n[[skill]]\nid = \"stockade.probe\"\n", 4, nil)
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	a, sig := buildSkill(t, key, "../../testdata/skills/probe", "")
+	for _, p := range []string{a, sig, filepath.Dir(a)} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	installSkill(t, filepath.Join(m.runtime, ipc.AdminSocketName), a, sig)
+	c, err := client.Dial(m.socket, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 3 {
+		out, err := c.Call(&ipc.CallRequest{Tool: "stockade.probe/echo", Input: `{"m":1}`})
+		if err != nil || out.Status != ipc.StatusOK || string(out.Stdout) != `{"m":1}` {
+			t.Fatalf("%+v %v", out, err)
+		}
+		if !slices.Contains(out.Sandbox.Layers, "precompiled") {
+			t.Errorf("layers %v: the executor did not load the broker's code", out.Sandbox.Layers)
+		}
+	}
+	cache := filepath.Join(m.state, "wasm-cache")
+	fi, err := os.Stat(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != lookupUID(t, "stockade-broker") || fi.Mode().Perm() != 0o755 {
+		t.Errorf("cache dir owner %d mode %v", st.Uid, fi.Mode().Perm())
+	}
+	_ = filepath.WalkDir(cache, func(p string, d os.DirEntry, err error) error {
+		if err == nil {
+			if i, err := d.Info(); err == nil && i.Mode().Perm()&0o022 != 0 {
+				t.Errorf("%s is writable by others: %v", p, i.Mode())
+			}
+		}
+		return nil
+	})
 }
