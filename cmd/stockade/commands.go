@@ -127,13 +127,25 @@ func call(socket *string, req *ipc.CallRequest, asJSON bool) (int, error) {
 	}
 	writeOutput(os.Stdout, out.Stdout)
 	writeOutput(os.Stderr, out.Stderr)
-	switch out.Status {
-	case ipc.StatusTimedOut:
+	if w := out.Wasm; w != nil {
+		for _, l := range w.Logs {
+			fmt.Fprintf(os.Stderr, "stockade: log: %s\n", escape(l))
+		}
+		for _, m := range w.Messages {
+			fmt.Fprintf(os.Stderr, "stockade: message on %s: %s\n", escape(m.Channel), escape(string(m.Body)))
+		}
+	}
+	switch {
+	case out.Status == ipc.StatusTimedOut:
 		fmt.Fprintf(os.Stderr, "stockade: timed_out: killed after %v\n", time.Duration(out.Durations.Run)*time.Microsecond)
-	case ipc.StatusQuotaExceeded:
+	case out.Status == ipc.StatusQuotaExceeded && out.Wasm != nil:
+		fmt.Fprintf(os.Stderr, "stockade: quota_exceeded: %s (fuel used %d)\n", escape(out.Wasm.Resource), out.Wasm.FuelUsed)
+	case out.Status == ipc.StatusQuotaExceeded:
 		fmt.Fprintf(os.Stderr, "stockade: quota_exceeded (output truncated: %v)\n", out.Truncated)
-	case ipc.StatusSignaled:
+	case out.Status == ipc.StatusSignaled:
 		fmt.Fprintf(os.Stderr, "stockade: killed by %s\n", out.Signal)
+	case out.Status == ipc.StatusTrap && out.Wasm != nil:
+		fmt.Fprintf(os.Stderr, "stockade: trap: %s\n", escape(out.Wasm.Trap))
 	}
 	return code, nil
 }
@@ -144,6 +156,8 @@ func exitCode(out *ipc.Outcome) int {
 		return exitTimedOut
 	case ipc.StatusQuotaExceeded:
 		return exitQuota
+	case ipc.StatusTrap:
+		return exitFailed
 	}
 	return out.ExitCode
 }
@@ -163,13 +177,15 @@ type outcomeJSON struct {
 	Usage     ipc.Usage     `json:"usage"`
 	Durations ipc.Durations `json:"durations"`
 	Sandbox   ipc.Receipt   `json:"sandbox"`
+	// Wasm is a Tier A call's fuel, host calls, logs and messages.
+	Wasm *ipc.WasmReceipt `json:"wasm,omitempty"`
 }
 
 func jsonOutcome(o *ipc.Outcome) outcomeJSON {
 	return outcomeJSON{
 		CallID: o.CallID, RunID: o.RunID, Tool: o.Tool, Tier: o.Tier, Status: o.Status,
 		ExitCode: o.ExitCode, Signal: o.Signal, Stdout: string(o.Stdout), Stderr: string(o.Stderr),
-		Truncated: o.Truncated, Usage: o.Usage, Durations: o.Durations, Sandbox: o.Sandbox,
+		Truncated: o.Truncated, Usage: o.Usage, Durations: o.Durations, Sandbox: o.Sandbox, Wasm: o.Wasm,
 	}
 }
 

@@ -41,3 +41,6 @@ func writeOutput(f *os.File, b []byte) {
 	}
 	_, _ = f.Write(b)
 }
+
+// escape is escapeControls for a string from the guest or the daemon.
+func escape(s string) string { return string(escapeControls([]byte(s))) }

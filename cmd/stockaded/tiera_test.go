@@ -315,6 +315,17 @@ func TestTierA(t *testing.T) {
 		}
 	})
 
+	t.Run("cli", func(t *testing.T) {
+		o, errOut, code := runCLI(t, "stockade", "--socket", e.s.socket, "call", "stockade.probe/echo", "--input", `{"cli":true}`)
+		if code != 0 || o != `{"cli":true}` || !strings.Contains(errOut, "probe log line") {
+			t.Errorf("echo: %q %q %d", o, errOut, code)
+		}
+		o, errOut, code = runCLI(t, "stockade", "--socket", e.s.socket, "call", "stockade.probe/recurse")
+		if code != 125 || !strings.Contains(errOut, "quota_exceeded: depth") {
+			t.Errorf("recurse: %q %q %d", o, errOut, code)
+		}
+	})
+
 	t.Run("revocation stops the next call", func(t *testing.T) {
 		e.ok(t, "stockade.probe2/echo", "{}")
 		c, err := admin.Dial(e.admin)
