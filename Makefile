@@ -20,11 +20,15 @@ build: ## Build the five binaries into bin/
 run: build ## Start the whole system in the foreground (single-user, embedded configuration)
 	$(BIN)/stockaded --single-user --state-dir $(STATE_DIR)
 
-test-deps: ## Install what the tests need when missing (bubblewrap, from Debian's packages)
-	@command -v bwrap >/dev/null 2>&1 || { \
-		echo "installing bubblewrap"; \
-		if [ "$$(id -u)" -eq 0 ]; then apt-get update -qq && apt-get install -y -qq bubblewrap; \
-		else sudo apt-get update -qq && sudo apt-get install -y -qq bubblewrap; fi; }
+test-deps: ## Install what the tests need when missing (bubblewrap; wabt for the WASM fixtures' check), from Debian's packages
+	@missing=""; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v wat2wasm >/dev/null 2>&1 || missing="$$missing wabt"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing"; \
+		if [ "$$(id -u)" -eq 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq $$missing; fi; \
+	fi
 
 test: test-deps ## Install what the tests need, then run every test (fuzz seed corpora included)
 	$(GO) vet ./...
