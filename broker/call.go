@@ -94,8 +94,15 @@ func (s *Server) attestCall(log *slog.Logger, rec *attest.Record, out *ipc.Outco
 		rec.SetError(err)
 	} else {
 		rec.SetOutcome(out)
-		if d, perr := attest.ParseDigest(strings.TrimPrefix(out.Artifact, "sha256:")); perr == nil {
-			rec.Artifact.Digest = d
+		// A native call's artifact is the program the executor hashed; a
+		// skill's was set from the resolved release.
+		if out.Artifact != "" {
+			if d, perr := attest.ParseDigest(strings.TrimPrefix(out.Artifact, "sha256:")); perr == nil {
+				rec.Artifact.Digest = d
+			}
+		}
+		if out.Wasm != nil {
+			rec.Usage.Fuel = out.Wasm.FuelUsed
 		}
 	}
 	rec.End = time.Now().UnixNano()

@@ -267,7 +267,7 @@ func (s *Server) dispatch(ctx context.Context, log *slog.Logger, c *ipc.Conn, m 
 			_ = c.SendError(m.ID, ipc.Errorf(ipc.ClassProtocol, "malformed list_tools"))
 			return err
 		}
-		return c.Send(m.ID, m.Kind, s.toolList(), ipc.ControlFrameMax)
+		return c.Send(m.ID, m.Kind, s.toolList(ctx), ipc.ControlFrameMax)
 	case ipc.KindStatus:
 		var req ipc.Empty
 		if err := m.Decode(&req); err != nil {
@@ -290,13 +290,27 @@ func (s *Server) dispatch(ctx context.Context, log *slog.Logger, c *ipc.Conn, m 
 	return ipc.Errorf(ipc.ClassProtocol, "unhandled kind %q", m.Kind)
 }
 
-func (s *Server) toolList() ipc.ToolList {
+// toolList lists process.run, the configured tools, and the tools of each
+// configured skill whose release is active now (asked of the verifier).
+func (s *Server) toolList(ctx context.Context) ipc.ToolList {
 	l := ipc.ToolList{Tools: []ipc.ToolInfo{{
 		Name: ProcessRunTool, Kind: "process", Tier: s.cfg.Run.Tier, Args: true,
 		Description: "Run an ad-hoc command: args[0] is an absolute path or a name on the system PATH",
 	}}}
 	for _, t := range s.cfg.Tools {
 		l.Tools = append(l.Tools, ipc.ToolInfo{Name: t.Name, Kind: t.Kind, Description: t.Description, Tier: t.Tier, Args: t.AllowArgs})
+	}
+	for _, sk := range s.cfg.Skills {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		rs, err := s.verifier.Resolve(rctx, sk.ID, sk.Version)
+		cancel()
+		if err != nil {
+			continue // not active: not callable
+		}
+		for _, t := range rs.Manifest.Tools {
+			l.Tools = append(l.Tools, ipc.ToolInfo{Name: sk.ID + "/" + t.Name, Kind: "skill", Description: t.Description, Tier: "A"})
+		}
+		rs.Close()
 	}
 	return l
 }
@@ -320,6 +334,9 @@ func (s *Server) tiers() []string {
 	t := []string{"B", "C/landlock"}
 	if s.bwrap.Usable {
 		t = append(t, "C/bwrap")
+	}
+	if s.host.LandlockABI > 0 { // a Tier A executor confines itself with Landlock
+		t = append(t, "A")
 	}
 	return t
 }

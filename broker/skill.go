@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -193,16 +194,15 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 		return nil, ipc.Errorf(ipc.ClassDenied, "skill %s: its module cannot be metered", id)
 	}
 	rec.Artifact = attest.Artifact{Kind: attest.ArtifactSkill, Name: id + "@" + rs.Version}
-	if d, err := attest.ParseDigest(rs.Digest); err == nil {
-		rec.Artifact.Digest = d
+	digest := func(s string) attest.Digest {
+		d, err := attest.ParseDigest(strings.TrimPrefix(s, "sha256:"))
+		if err != nil {
+			log.Error("a digest that is not sha256:<hex>", "digest", s)
+		}
+		return d
 	}
-	am := attest.Module{Name: tool.Module}
-	if d, err := attest.ParseDigest(mod.SHA256); err == nil {
-		am.Digest = d
-	}
-	if d, err := attest.ParseDigest(inst.digest); err == nil {
-		am.Instrumented = d
-	}
+	rec.Artifact.Digest = digest(rs.Digest)
+	am := attest.Module{Name: tool.Module, Digest: digest(mod.SHA256), Instrumented: digest(inst.digest)}
 	rec.Artifact.Modules = []attest.Module{am}
 
 	// Grants: the approved manifest ∩ the operator's configuration.
@@ -367,6 +367,8 @@ func (s *Server) runWasmOn(ctx context.Context, log *slog.Logger, c *ipc.Conn, i
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
+	// Host requests and the outcome (output, channel messages, logs).
+	c.SetReadMax(max(ipc.HostFrameMax, s.cfg.OutputFrameMax+ipc.WasmOutcomeExtra))
 	for {
 		m, err := c.Recv(wait)
 		if err != nil {
@@ -379,8 +381,13 @@ func (s *Server) runWasmOn(ctx context.Context, log *slog.Logger, c *ipc.Conn, i
 				return nil, ipc.Errorf(ipc.ClassCapabilityDenied, "malformed host request")
 			}
 			res := s.hostRequest(ctx, log, skillID, grant, &hr)
-			if err := c.Send(m.ID, ipc.KindHost, res, s.cfg.OutputFrameMax); err != nil {
-				return nil, err
+			if err := c.Send(m.ID, ipc.KindHost, res, ipc.HostFrameMax); err != nil {
+				if errors.Is(err, ipc.ErrFrameTooLarge) { // a result the executor could not take
+					err = c.Send(m.ID, ipc.KindHost, ipc.HostResult{Code: -3}, ipc.HostFrameMax)
+				}
+				if err != nil {
+					return nil, err
+				}
 			}
 		case m.ID == id && m.Kind == ipc.KindError:
 			return nil, m.Err()

@@ -116,12 +116,13 @@ func Serve(ctx context.Context, log *slog.Logger, f *os.File, scratchRoot string
 		defer prepared.close()
 		// No reader of the socket meanwhile: the guest's host requests
 		// and their answers are the only traffic until the outcome.
+		c.SetReadMax(ipc.HostFrameMax)
 		out, err := prepared.run(ctx, log, c, &spec)
 		if err != nil {
 			log.Warn("call failed", "err", err)
 			return c.SendError(m.ID, err)
 		}
-		return c.Send(m.ID, ipc.KindExec, out, int(spec.MaxOutput)+ipc.ControlFrameMax)
+		return c.Send(m.ID, ipc.KindExec, out, int(spec.MaxOutput)+ipc.ControlFrameMax+ipc.WasmOutcomeExtra)
 	} else if len(m.Files()) != 0 || prepared != nil {
 		err := ipc.Errorf(ipc.ClassInvalidInput, "descriptors or a prepared module with a native call")
 		_ = c.SendError(m.ID, err)

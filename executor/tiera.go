@@ -75,13 +75,14 @@ func prepareModule(ctx context.Context, digest, cacheDir string, module *os.File
 	}
 	t0 := time.Now()
 	engine, mod, err := compile(ctx, code, cacheDir)
+	fromCache := cacheDir != "" && err == nil
 	if err != nil && cacheDir != "" {
 		engine, mod, err = compile(ctx, code, "")
 	}
 	if err != nil {
 		return nil, err
 	}
-	if cacheDir != "" {
+	if fromCache {
 		receipt.Layers = append(receipt.Layers, "precompiled")
 	}
 	return &preparedWasm{digest: digest, receipt: receipt, engine: engine, mod: mod, compiled: time.Since(t0)}, nil
@@ -175,7 +176,7 @@ func (b *brokerLink) call(ctx context.Context, req ipc.HostRequest) ([]byte, err
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
 	var res ipc.HostResult
-	if err := b.c.CallMax(b.next, ipc.KindHost, req, ipc.ControlFrameMax+len(req.Data)+len(req.Key), &res, timeout); err != nil {
+	if err := b.c.CallMax(b.next, ipc.KindHost, req, ipc.HostFrameMax, &res, timeout); err != nil {
 		return nil, err // the call ends: ErrUnavailable to the guest, then the broker is gone
 	}
 	if res.Code < 0 {

@@ -83,6 +83,14 @@ type HostResult struct {
 // HostRequestIDBase is the first id of the executor's host requests.
 const HostRequestIDBase = 1 << 32
 
+// Frame caps of a Tier A call: a host request or its answer (an HTTP
+// response of up to 4 MiB travels base64-encoded in JSON), and what an
+// outcome carries beyond the output quota (channel messages, log lines).
+const (
+	HostFrameMax     = 8 << 20
+	WasmOutcomeExtra = 2 << 20
+)
+
 // WasmReceipt is what a Tier A outcome adds: the fuel used and the
 // schedule that counted it, the host calls made, the channel messages sent
 // (returned to the agent) and the guest's log lines.

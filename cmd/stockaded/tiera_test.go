@@ -104,6 +104,14 @@ func startTierA(t *testing.T) *tierAEnv {
 	t.Helper()
 	e := &tierAEnv{}
 	e.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("X-Probe"); v != "" {
+			fmt.Fprint(w, "probe header "+v)
+			return
+		}
+		if r.URL.Path == "/big" {
+			w.Write(make([]byte, 200<<10))
+			return
+		}
 		if r.URL.Path == "/redirect" {
 			http.Redirect(w, r, "http://localhost:"+portOf(e.server.URL)+"/", http.StatusFound)
 			return
@@ -280,6 +288,19 @@ func TestTierA(t *testing.T) {
 		if resp.Status != 200 || string(body) != "hello from the granted host" {
 			t.Fatalf("granted host: %q", out.Stdout)
 		}
+		// A header, and a response over the control frame cap.
+		b, _ := json.Marshal(map[string]any{"method": "GET", "url": e.server.URL + "/", "headers": map[string]string{"X-Probe": "yes"}})
+		out = e.ok(t, "stockade.probe/http_ip", string(b))
+		if err := json.Unmarshal(out.Stdout, &resp); err != nil {
+			t.Fatalf("response %q: %v", out.Stdout, err)
+		}
+		if body, _ := base64.StdEncoding.DecodeString(resp.Body); string(body) != "probe header yes" {
+			t.Errorf("with a header: %q", out.Stdout)
+		}
+		out = e.ok(t, "stockade.probe/http_ip", req(e.server.URL+"/big"))
+		if !strings.Contains(string(out.Stdout), `"status":200`) {
+			t.Errorf("a 200 KiB response: %.100q", out.Stdout)
+		}
 		for _, tc := range []struct{ tool, url, want string }{
 			{"http_name", e.server.URL + "/", `"no_handle"`},                                  // localhost is not granted
 			{"http_ip", e.other.URL + "/", `"denied"`},                                        // another port of 127.0.0.1
@@ -312,6 +333,28 @@ func TestTierA(t *testing.T) {
 		}
 		if out := e.ok(t, "stockade.probe2/notify", `{}`); string(out.Stdout) != `"no_handle"` {
 			t.Fatalf("ungranted channel: %q", out.Stdout)
+		}
+	})
+
+	t.Run("tools and tiers", func(t *testing.T) {
+		c, err := client.Dial(e.s.socket, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		tools, err := c.Tools()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, tool := range tools {
+			found = found || (tool.Name == "stockade.probe/echo" && tool.Tier == "A" && tool.Kind == "skill")
+		}
+		if !found {
+			t.Errorf("the skill's tools are not listed: %+v", tools)
+		}
+		if st := e.s.status(); !slices.Contains(st.Tiers, "A") {
+			t.Errorf("tiers %v", st.Tiers)
 		}
 	})
 

@@ -156,7 +156,7 @@ func TestHTTPForwarded(t *testing.T) {
 	if _, r, _ := doOutput(t, res.Output); r != int64(len(b.httpResp)) {
 		t.Fatalf("result %d", r)
 	}
-	want := `{"method":"POST","url":"https://api.example.com:8443/v1/items?q=1","headers":{"accept":"application/json","x-trace":"1"},"body":"aGk="}`
+	want := `{"method":"POST","url":"https://api.example.com:8443/v1/items?q=1","headers":{"accept":["application/json"],"x-trace":["1"]},"body":"aGk="}`
 	if len(b.requests) != 1 || b.requests[0].host != "api.example.com" || b.requests[0].request != want {
 		t.Fatalf("broker got %+v, want %s", b.requests, want)
 	}

@@ -28,12 +28,13 @@ type httpRequest struct {
 }
 
 // canonicalRequest is the JSON the broker gets: header names lower-case,
-// members in a fixed order, body re-encoded.
+// each with its one value in a list (the broker's shape, which allows
+// several), members in a fixed order, body re-encoded.
 type canonicalRequest struct {
-	Method  string            `json:"method"`
-	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers,omitempty"` // encoding/json sorts the keys
-	Body    string            `json:"body,omitempty"`
+	Method  string              `json:"method"`
+	URL     string              `json:"url"`
+	Headers map[string][]string `json:"headers,omitempty"` // encoding/json sorts the keys
+	Body    string              `json:"body,omitempty"`
 }
 
 var httpMethods = map[string]bool{
@@ -88,7 +89,13 @@ func parseHTTPRequest(raw []byte) (*httpRequest, error) {
 		case "body":
 			req.Body, err = stringToken(dec)
 		case "headers":
-			req.Headers, err = headersObject(dec)
+			var h map[string]string
+			if h, err = headersObject(dec); err == nil && len(h) > 0 {
+				req.Headers = make(map[string][]string, len(h))
+				for k, v := range h {
+					req.Headers[k] = []string{v}
+				}
+			}
 		default:
 			return nil, requestError("unknown member %q", key)
 		}

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 )
 
@@ -72,7 +73,28 @@ func FuzzHTTPRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := parseHTTPRequest(req.canonical)
+		// The canonical form lists each header's value, as the broker
+		// wants; back in the guest's shape it must parse to itself.
+		var c canonicalRequest
+		if err := json.Unmarshal(req.canonical, &c); err != nil {
+			t.Fatalf("canonical form %s: %v", req.canonical, err)
+		}
+		guest := map[string]any{"method": c.Method, "url": c.URL}
+		if c.Body != "" {
+			guest["body"] = c.Body
+		}
+		if len(c.Headers) > 0 {
+			h := map[string]string{}
+			for k, v := range c.Headers {
+				if len(v) != 1 {
+					t.Fatalf("header %q with %d values", k, len(v))
+				}
+				h[k] = v[0]
+			}
+			guest["headers"] = h
+		}
+		back, _ := json.Marshal(guest)
+		again, err := parseHTTPRequest(back)
 		if err != nil {
 			t.Fatalf("canonical form %s refused: %v", req.canonical, err)
 		}
