@@ -12,10 +12,15 @@ skills: $(SDK_SKILL_MODULES) ## Build the Go SDK's example skills (testdata/skil
 
 # A WASI reactor (-buildmode=c-shared: an _initialize export, no start
 # function), without paths, VCS stamp or symbol names, so that the same
-# sources and Go release give the same bytes. Always run: go build knows
-# what changed.
+# sources and Go release give the same bytes. Then the post-link step
+# sdk/cmd/wasm-table-max gives the function table, which Go's linker
+# leaves without a maximum, one equal to its minimum: the verifier's audit
+# refuses a table without a maximum, and Go never grows its table. It is
+# deterministic, so the module stays reproducible. Always run: go build
+# knows what changed.
 $(SDK_SKILL_MODULES): testdata/skills/%.wasm: sdk-force
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -ldflags=-s \
 		-o $@ ./testdata/skills/$(firstword $(subst /, ,$*))/src
+	$(GO) run ./sdk/cmd/wasm-table-max -o $@ $@
 
 sdk-force:

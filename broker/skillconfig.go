@@ -33,11 +33,11 @@ type SkillConfig struct {
 	// Channels it may send messages on.
 	Channels []string `toml:"channels"`
 	// Limits: the most a call may have; a skill asking for less gets less.
-	Fuel         uint64   `toml:"fuel"`          // default 10,000,000
-	MemoryBytes  uint64   `toml:"memory_bytes"`  // default 64 MiB
-	Timeout      Duration `toml:"timeout"`       // default 10s
+	Fuel         uint64   `toml:"fuel"`           // default 10,000,000
+	MemoryBytes  uint64   `toml:"memory_bytes"`   // default 64 MiB
+	Timeout      Duration `toml:"timeout"`        // default 10s
 	MaxHostCalls int      `toml:"max_host_calls"` // default 10,000
-	MaxOutput    int64    `toml:"max_output"`    // default 1 MiB
+	MaxOutput    int64    `toml:"max_output"`     // default 1 MiB
 }
 
 // Tier A defaults and ceilings.

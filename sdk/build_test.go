@@ -18,7 +18,8 @@ const moduleRoot = ".."
 var errNoGo = errors.New("no go command to build skills with")
 
 // buildSkill builds the package main at pkg (relative to the repository
-// root) into a module at out, exactly as sdk.mk does.
+// root) into a module at out, exactly as sdk.mk does: go build, then the
+// post-link step sdk/cmd/wasm-table-max, which bounds the function table.
 func buildSkill(pkg, out string) error {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -29,6 +30,13 @@ func buildSkill(pkg, out string) error {
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	// For the host, as make runs it (the Makefile exports CGO_ENABLED=0).
+	cmd = exec.Command(goBin, "run", "./sdk/cmd/wasm-table-max", "-o", out, out)
+	cmd.Dir = moduleRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("wasm-table-max %s: %v\n%s", out, err, b)
 	}
 	return nil
 }

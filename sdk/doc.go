@@ -4,10 +4,13 @@
 // package main built by the standard toolchain as a WASI reactor:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags=-s -o modules/NAME.wasm ./src
+//	go run github.com/stockade-dev/stockade/sdk/cmd/wasm-table-max -o modules/NAME.wasm modules/NAME.wasm
 //
 // (Go 1.24 or later. -buildmode=c-shared makes a reactor: the host calls
 // its _initialize export once, then tool exports; a default build is a
-// command, whose _start runs main and exits.)
+// command, whose _start runs main and exits. The second step gives the
+// function table a maximum equal to its size: Go's linker leaves it
+// without one, which the verifier's audit refuses, and Go never grows it.)
 //
 // # Writing a tool
 //

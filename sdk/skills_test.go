@@ -55,8 +55,9 @@ func capabilityImports(c skill.Capabilities) []string {
 	return names
 }
 
-// TestSkillsBuild rebuilds each example skill as sdk.mk does and checks
-// the committed module: equal to the fresh build byte for byte when both
+// TestSkillsBuild rebuilds each example skill as sdk.mk does (go build,
+// then the post-link step sdk/cmd/wasm-table-max) and checks the
+// committed module: equal to the fresh build byte for byte when both
 // come from the same Go release (the build is reproducible: -trimpath,
 // -buildvcs=false, and Go's content-derived build ID), and in any case
 // within the ABI: imports only from the ABI's functions (and only those

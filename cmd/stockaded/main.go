@@ -91,7 +91,7 @@ func run(log *slog.Logger, configPath string, singleUser bool, runtimeDir, state
 		log: log, binDir: filepath.Dir(self), configPath: configPath, self: self,
 		// As root, re-exec the very binary running (its inode), not a
 		// path someone could have replaced since.
-		selfExe: "/proc/self/exe",
+		selfExe:    "/proc/self/exe",
 		runtimeDir: runtimeDir, stateDir: stateDir, execs: make(map[int]*os.Process),
 	}
 	if multi {

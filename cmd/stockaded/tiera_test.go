@@ -302,10 +302,10 @@ func TestTierA(t *testing.T) {
 			t.Errorf("a 200 KiB response: %.100q", out.Stdout)
 		}
 		for _, tc := range []struct{ tool, url, want string }{
-			{"http_name", e.server.URL + "/", `"no_handle"`},                                  // localhost is not granted
-			{"http_ip", e.other.URL + "/", `"denied"`},                                        // another port of 127.0.0.1
+			{"http_name", e.server.URL + "/", `"no_handle"`},                                    // localhost is not granted
+			{"http_ip", e.other.URL + "/", `"denied"`},                                          // another port of 127.0.0.1
 			{"http_ip", strings.Replace(e.server.URL, "127.0.0.1", "localhost", 1), `"denied"`}, // by name through the IP's handle
-			{"http_ip", e.server.URL + "/redirect", `"denied"`},                               // a redirect to another host
+			{"http_ip", e.server.URL + "/redirect", `"denied"`},                                 // a redirect to another host
 		} {
 			out := e.ok(t, "stockade.probe/"+tc.tool, req(tc.url))
 			if string(out.Stdout) != tc.want {

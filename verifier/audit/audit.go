@@ -72,11 +72,19 @@ func DefaultLimits() Limits {
 		MemoryMax:         1024, // 64 MiB
 		Tables:            1,
 		TableElements:     100_000,
-		DataSegments:      1_000,
-		DataBytes:         4 << 20,
-		CustomSections:    16,
-		CustomBytes:       1 << 20,
-		CompileTimeout:    30 * time.Second,
+		// Go's linker writes one active segment per run of non-zero data
+		// (a run ends at 8 or more zero bytes), so a small Go skill has
+		// about 40,000 of them; it stops splitting at 100,000
+		// (cmd/link/internal/wasm: writeDataSec, maxNumSegments), the
+		// limit V8 also applies. What segments cost is bounded elsewhere:
+		// each takes at least 3 bytes of a module of at most ModuleBytes,
+		// the audit keeps a counter, not a list, and the bytes they copy
+		// into memory at each instantiation are capped by DataBytes.
+		DataSegments:   100_000,
+		DataBytes:      4 << 20,
+		CustomSections: 16,
+		CustomBytes:    1 << 20,
+		CompileTimeout: 30 * time.Second,
 	}
 }
 

@@ -78,7 +78,7 @@ func auditCases(tb testing.TB) []auditCase {
 			fail: []string{CheckTables}},
 		{name: "huge data segment", module: wasm(memory(1, 1, 1), section(secData, vec(passive(make([]byte, 4<<20+1))))),
 			fail: []string{CheckDataBytes}},
-		{name: "too many data segments", module: wasm(memory(1, 1, 1), section(secData, repeat(1001, passive([]byte{1})))),
+		{name: "too many data segments", module: wasm(memory(1, 1, 1), section(secData, repeat(100_001, passive([]byte{1})))),
 			fail: []string{CheckDataSegments}},
 		{name: "too many custom sections", module: wasm(customs...),
 			fail: []string{CheckCustomSections}},
