@@ -311,3 +311,47 @@ func TestLEB128(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditTinyBombs: modules of a few bytes that made wazero allocate
+// gigabytes or panic are refused by the audit's own parse, before wazero
+// sees them, and a panic inside the compile is a refusal.
+func TestAuditTinyBombs(t *testing.T) {
+	rawBody := func(b ...byte) []byte { return cat(uleb(uint64(len(b))), b) }
+	for _, tc := range []struct {
+		name   string
+		module []byte
+	}{
+		// One group of 2^30 i32 locals.
+		{"2^30 locals", wasm(typeI32(), funcs(1), code(rawBody(cat([]byte{1}, uleb(1<<30), []byte{0x7f, 0x41, 0, 0x0b})...)))},
+		// Two groups whose sum passes the cap.
+		{"locals summed past the cap", wasm(typeI32(), funcs(1), code(rawBody(cat([]byte{2}, uleb(40_000), []byte{0x7f}, uleb(40_000), []byte{0x7f, 0x41, 0, 0x0b})...)))},
+		// Local declarations that run past their body.
+		{"locals past the body", wasm(typeI32(), funcs(1), code(rawBody(3, 1, 0x7f)))},
+		// Counts far beyond the bytes of their sections.
+		{"element count", wasm(section(secElement, uleb(1<<25)))},
+		{"type count", wasm(section(secType, uleb(1<<25)))},
+		{"export count", wasm(section(secExport, uleb(1<<25)))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Audit(tc.module, allowed(), DefaultLimits())
+			if r.OK() {
+				t.Fatal("accepted")
+			}
+			if c := r.Checks[1]; c.Name != CheckParse || c.OK {
+				t.Fatalf("refused, but not by the parse: %+v", r.Checks)
+			}
+		})
+	}
+	// A panic in wazero's compile is reported, not propagated.
+	if err := func() (err error) {
+		defer func() {
+			if recover() != nil {
+				err = nil
+				t.Fatal("the panic escaped")
+			}
+		}()
+		return compile(t.Context(), []byte("\x00asm\x01\x00\x00\x00\x01"), 16)
+	}(); err == nil {
+		t.Fatal("a truncated module compiled")
+	}
+}

@@ -18,7 +18,14 @@ const Features = api.CoreFeaturesV2 &^ api.CoreFeatureSIMD
 // feature set and memory cap the broker will run it with, and releases
 // everything it made. The context bounds the work; wazero checks it between
 // functions, not within one, which is why the per-function size is capped first.
-func compile(ctx context.Context, module []byte, memoryLimitPages uint32) error {
+func compile(ctx context.Context, module []byte, memoryLimitPages uint32) (err error) {
+	// wazero panics on some malformed modules (local declarations that run
+	// past their body, in v1.12.0): a refusal, never a crashed verifier.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("wazero: the module made the compiler panic: %v", p)
+		}
+	}()
 	cfg := wazero.NewRuntimeConfig().
 		WithCoreFeatures(Features).
 		WithMemoryLimitPages(memoryLimitPages).

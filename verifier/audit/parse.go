@@ -204,7 +204,17 @@ func (m *moduleInfo) section(id byte, s *reader, allowed Imports) error {
 		err = m.codeSection(s)
 	case secData:
 		err = m.dataSection(s)
-	default: // type and element: validated by wazero, skipped here.
+	default: // type and element: validated by wazero, skipped here once
+		// their counts are known to fit: wazero allocates by the count
+		// before it reads an entry (a 14-byte module claiming 2^25
+		// entries cost it gigabytes).
+		n, err := s.count()
+		if err != nil {
+			return err
+		}
+		if id == secType && uint64(n)*3 > uint64(s.remaining()) { // 0x60, two vectors
+			return s.fail("%d types in %d bytes", n, s.remaining())
+		}
 		return nil
 	}
 	if err != nil {
@@ -304,7 +314,11 @@ func (m *moduleInfo) codeSection(s *reader) error {
 		if err != nil {
 			return err
 		}
-		if _, err := s.bytes(size); err != nil {
+		body, err := s.bytes(size)
+		if err != nil {
+			return err
+		}
+		if err := checkLocals(&reader{buf: body}, i); err != nil {
 			return err
 		}
 		if int(size) > m.maxBody {
@@ -424,4 +438,32 @@ func quote(s string) string {
 		s = s[:max] + "..."
 	}
 	return strconv.QuoteToASCII(s)
+}
+
+// maxLocals caps the locals a function declares: wazero allocates them
+// before it compiles a single instruction (a 30-byte module declaring 2^30
+// locals exhausts memory), and every call zeroes them.
+const maxLocals = 50_000
+
+// checkLocals reads a function body's local declarations: they must fit in
+// the body and declare at most maxLocals locals.
+func checkLocals(b *reader, function int) error {
+	groups, err := b.count()
+	if err != nil {
+		return err
+	}
+	total := uint64(0)
+	for range groups {
+		n, err := b.u32()
+		if err != nil {
+			return err
+		}
+		if _, err := b.byte(); err != nil { // the value type
+			return err
+		}
+		if total += uint64(n); total > maxLocals {
+			return b.fail("function %d declares over %d locals", function, maxLocals)
+		}
+	}
+	return nil
 }
