@@ -80,6 +80,7 @@ type Config struct {
 	ExecutorUIDRange []uint32 `toml:"executor_uid_range"`
 	AgentGroups      []string `toml:"agent_groups"`
 	AdminGroup       string   `toml:"admin_group"`
+	AutoActivate     bool     `toml:"auto_activate"`
 }
 
 // Isolation is how a tool's calls are confined. It is shared by configured

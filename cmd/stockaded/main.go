@@ -94,11 +94,12 @@ func run(log *slog.Logger, configPath string, singleUser bool, runtimeDir, state
 		selfExe:    "/proc/self/exe",
 		runtimeDir: runtimeDir, stateDir: stateDir, execs: make(map[int]*os.Process),
 	}
+	users, err := loadUsers(configPath)
+	if err != nil {
+		return err
+	}
+	s.autoActivate = users.AutoActivate
 	if multi {
-		users, err := loadUsers(configPath)
-		if err != nil {
-			return err
-		}
 		if s.multi, err = users.resolve(); err != nil {
 			return err
 		}

@@ -43,6 +43,8 @@ type supervisor struct {
 	selfExe     string   // /proc/self/exe: what the drop trampoline runs
 	uids        *uidPool // executor uids
 	scratchRoot string   // where executors make their calls' directories
+
+	autoActivate bool // the verifier may activate clean updates by the pinned key
 }
 
 // The roles' own state directories, under the state directory.
@@ -241,6 +243,9 @@ func (s *supervisor) startVerifier() (*exec.Cmd, func(), error) {
 	args := []string{"serve", "--state-dir", filepath.Join(s.stateDir, verifierDir), "--admin-uid", "0"}
 	if uid := os.Getuid(); uid != 0 {
 		args = append(args, "--admin-uid", strconv.Itoa(uid))
+	}
+	if s.autoActivate {
+		args = append(args, "--auto-activate")
 	}
 	var id *privdrop.Identity
 	if s.multi != nil {

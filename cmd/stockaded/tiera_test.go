@@ -500,3 +500,50 @@ func TestTierAMultiUID(t *testing.T) {
 		return nil
 	})
 }
+
+// TestAutoActivate: with auto_activate in the configuration, an update
+// signed by the skill's pinned key that asks for nothing new is active at
+// once; without it, the same update waits in quarantine.
+func TestAutoActivate(t *testing.T) {
+	for _, auto := range []bool{true, false} {
+		t.Run(fmt.Sprint(auto), func(t *testing.T) {
+			s := startSystem(t, fmt.Sprintf("auto_activate = %v\n", auto)+testConfig)
+			sock := filepath.Join(s.runtime, ipc.AdminSocketName)
+			_, key, _ := ed25519.GenerateKey(rand.Reader)
+			a, sig := buildSkill(t, key, "../../testdata/skills/probe", "")
+			installSkill(t, sock, a, sig)
+
+			src := t.TempDir()
+			if err := os.CopyFS(src, os.DirFS("../../testdata/skills/probe")); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(src, "skill.toml")
+			b, _ := os.ReadFile(p)
+			b = []byte(strings.NewReplacer(`version     = "1.0.0"`, `version     = "1.0.1"`, "sequence    = 1", "sequence    = 2").Replace(string(b)))
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a2, sig2 := buildSkill(t, key, src, "")
+			c, err := admin.Dial(sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			af, _ := os.Open(a2)
+			sf, _ := os.Open(sig2)
+			defer af.Close()
+			defer sf.Close()
+			r, err := c.Install(af, sf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "quarantined"
+			if auto {
+				want = "active"
+			}
+			if r.Version != "1.0.1" || string(r.State) != want {
+				t.Fatalf("update: version %s state %s, want %s", r.Version, r.State, want)
+			}
+		})
+	}
+}

@@ -27,6 +27,10 @@ type Users struct {
 	AgentGroups []string `toml:"agent_groups"`
 	// AdminGroup: root and members may use admin.sock.
 	AdminGroup string `toml:"admin_group"`
+	// AutoActivate lets the verifier make an update active without an
+	// admin when it is signed by the skill's pinned key, asks for no new
+	// capability and passes the audit (both modes).
+	AutoActivate bool `toml:"auto_activate"`
 }
 
 // systemd hands uids of this range to DynamicUser services without an
@@ -75,6 +79,7 @@ func loadUsers(path string) (Users, error) {
 	if f.AdminGroup != "" {
 		u.AdminGroup = f.AdminGroup
 	}
+	u.AutoActivate = f.AutoActivate
 	return u, u.check()
 }
 
