@@ -352,6 +352,10 @@ func TestShutdownLeavesNothing(t *testing.T) {
 				callDone <- err
 			}()
 			waitFile(t, filepath.Join(ws, "ready"))
+			// The script writes "ready" just before it execs its own sleep.
+			for end := time.Now().Add(10 * time.Second); len(survivors(marker)) < 2 && time.Now().Before(end); {
+				time.Sleep(10 * time.Millisecond)
+			}
 			if len(survivors(marker)) < 2 {
 				t.Fatal("the call's processes are not running: the test proves nothing")
 			}
