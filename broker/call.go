@@ -140,8 +140,8 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 			return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "argument %d is over %d bytes or contains NUL", i+1, maxArgLen)
 		}
 	}
-	if req.Input != "" {
-		return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "process tools take no input document")
+	if req.Input != "" || req.Grants != nil {
+		return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "process tools take no input document and no grants")
 	}
 	var (
 		path      string

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -212,6 +213,9 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 		return nil, ipc.Errorf(ipc.ClassDenied, "skill %s: its capabilities: %v", id, err)
 	}
 	grant := hostcall.Intersect(mg, sk.operatorGrant())
+	if req.Grants != nil {
+		grant = narrow(grant, req.Grants)
+	}
 
 	// Limits: what the skill asks, within the operator's maximum.
 	fuel := sk.Fuel
@@ -313,6 +317,28 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 	}
 	out.Durations.Spawn = spawned.Microseconds()
 	return out, nil
+}
+
+// narrow keeps of g only what the call asked for: the hosts, secrets and
+// channels it names, and the key-value store if it asks for it.
+func narrow(g hostcall.Grant, asked *ipc.Grants) hostcall.Grant {
+	out := hostcall.Grant{KV: g.KV && asked.KV}
+	for _, h := range g.HTTP {
+		if slices.Contains(asked.HTTP, h.Host.String()) {
+			out.HTTP = append(out.HTTP, h)
+		}
+	}
+	for _, name := range g.Secrets {
+		if slices.Contains(asked.Secrets, name) {
+			out.Secrets = append(out.Secrets, name)
+		}
+	}
+	for _, ch := range g.Channels {
+		if slices.Contains(asked.Channels, ch) {
+			out.Channels = append(out.Channels, ch)
+		}
+	}
+	return out
 }
 
 // maxSkillInput caps a skill call's input document.

@@ -146,6 +146,11 @@ type CallRequest struct {
 	Workspace string `msgpack:"workspace,omitempty" json:"workspace,omitempty"`
 	TimeoutMS int64  `msgpack:"timeout_ms,omitempty" json:"timeout_ms,omitempty"`
 	MaxOutput int64  `msgpack:"max_output,omitempty" json:"max_output,omitempty"`
+	// Grants, for a skill's tool, narrow what the call may use to these
+	// capabilities (the call's side of policy ∩ manifest ∩ call); absent,
+	// the call asks for everything the other two allow. Process tools
+	// refuse it.
+	Grants *Grants `msgpack:"grants,omitempty" json:"grants,omitempty"`
 }
 
 // Status of a finished call.

@@ -326,6 +326,30 @@ func TestTierA(t *testing.T) {
 		}
 	})
 
+	t.Run("the call narrows its grants", func(t *testing.T) {
+		c, err := client.Dial(e.s.socket, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for _, tc := range []struct {
+			tool   string
+			grants ipc.Grants
+			want   string
+		}{
+			{"secret", ipc.Grants{}, `"no_handle"`},
+			{"secret", ipc.Grants{Secrets: []string{"token"}}, `"ok"`},
+			{"kv_get", ipc.Grants{Secrets: []string{"token"}}, `"no_handle"`},
+			{"notify", ipc.Grants{KV: true}, `"no_handle"`},
+			{"notify", ipc.Grants{Channels: []string{"notify", "other"}}, `"ok"`},
+		} {
+			out, err := c.Call(&ipc.CallRequest{Tool: "stockade.probe/" + tc.tool, Input: "{}", Grants: &tc.grants})
+			if err != nil || string(out.Stdout) != tc.want {
+				t.Errorf("%s with %+v: %+v %v, want %s", tc.tool, tc.grants, out, err, tc.want)
+			}
+		}
+	})
+
 	t.Run("channel", func(t *testing.T) {
 		out := e.ok(t, "stockade.probe/notify", `{"msg":"hi"}`)
 		if len(out.Wasm.Messages) != 1 || out.Wasm.Messages[0].Channel != "notify" || string(out.Wasm.Messages[0].Body) != `{"msg":"hi"}` {
