@@ -95,8 +95,9 @@ func (s *Server) attestCall(log *slog.Logger, rec *attest.Record, out *ipc.Outco
 	} else {
 		rec.SetOutcome(out)
 		// A native call's artifact is the program the executor hashed; a
-		// skill's was set from the resolved release.
-		if out.Artifact != "" {
+		// skill's was set from the resolved release, and nothing the
+		// executor says replaces it.
+		if out.Artifact != "" && rec.Artifact.Kind != attest.ArtifactSkill {
 			if d, perr := attest.ParseDigest(strings.TrimPrefix(out.Artifact, "sha256:")); perr == nil {
 				rec.Artifact.Digest = d
 			}

@@ -425,6 +425,9 @@ func (s *Server) runWasmOn(ctx context.Context, log *slog.Logger, c *ipc.Conn, i
 			if len(out.Stdout)+len(out.Stderr) > int(spec.MaxOutput) {
 				return nil, errors.New("executor returned more output than the quota")
 			}
+			if out.Wasm == nil {
+				return nil, errors.New("a Tier A executor's outcome without its receipt")
+			}
 			return &out, nil
 		default:
 			return nil, fmt.Errorf("unexpected %q (id %d) from a Tier A executor", m.Kind, m.ID)

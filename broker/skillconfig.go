@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stockade-dev/stockade/broker/hostcall"
+	"github.com/stockade-dev/stockade/ipc"
 	"github.com/stockade-dev/stockade/policy"
 )
 
@@ -91,8 +92,10 @@ func (c *Config) checkSkills() error {
 		if sk.MaxOutput == 0 {
 			sk.MaxOutput = defaultMaxOutput
 		}
-		if sk.MaxHostCalls < 0 || sk.MaxOutput < 0 || sk.MaxOutput > int64(c.OutputFrameMax-frameOverhead) {
-			return fmt.Errorf("skill %q: max_host_calls and max_output must be positive (max_output within output_frame_max)", sk.ID)
+		// The agent's reply carries the output, the channel messages and
+		// the log lines (up to ipc.WasmOutcomeExtra) within output_frame_max.
+		if sk.MaxHostCalls < 0 || sk.MaxOutput < 0 || sk.MaxOutput > int64(c.OutputFrameMax-frameOverhead-ipc.WasmOutcomeExtra) {
+			return fmt.Errorf("skill %q: max_host_calls and max_output must be positive, and max_output at most output_frame_max - %d", sk.ID, frameOverhead+ipc.WasmOutcomeExtra)
 		}
 	}
 	return nil

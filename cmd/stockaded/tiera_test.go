@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,6 +40,7 @@ type tierAEnv struct {
 	server *httptest.Server
 	other  *httptest.Server // on loopback too, not granted
 	key    ed25519.PrivateKey
+	probe  admin.Release // stockade.probe as installed
 }
 
 // buildSkill packages the skill source dir (with its id changed to id when
@@ -143,7 +145,10 @@ storage = true
 	_, e.key, _ = ed25519.GenerateKey(rand.Reader)
 	for _, id := range []string{"", "stockade.probe2"} {
 		a, sig := buildSkill(t, e.key, "../../testdata/skills/probe", id)
-		installSkill(t, e.admin, a, sig)
+		r := installSkill(t, e.admin, a, sig)
+		if id == "" {
+			e.probe = r
+		}
 	}
 	return e
 }
@@ -195,7 +200,29 @@ func TestTierA(t *testing.T) {
 			t.Errorf("the executor compiled the module itself: layers %v", out.Sandbox.Layers)
 		}
 		if out.Attestation == nil {
-			t.Error("no attestation")
+			t.Fatal("no attestation")
+		}
+		// The record names the release and the module as signed and as
+		// instrumented, and the fuel the call used.
+		files, err := attest.LogFiles(filepath.Join(e.s.state, "broker", attest.LogDirName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := exec.Command(filepath.Join(binDir, "stockade"), append([]string{"attest", "show", "--json", "--run", "tier-a"}, files...)...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := ""
+		for l := range strings.SplitSeq(string(o), "\n") {
+			if strings.Contains(l, out.CallID) {
+				line = l
+			}
+		}
+		stmt := strings.TrimPrefix(e.probe.Digest, "sha256:")
+		inst := strings.TrimPrefix(w.Instrumented, "sha256:")
+		if stmt == "" || !strings.Contains(line, stmt) || !strings.Contains(line, inst) || !strings.Contains(line, `"kind":"skill"`) ||
+			!strings.Contains(line, fmt.Sprintf(`"fuel":%d`, w.FuelUsed)) || !strings.Contains(line, `"fuel_schedule":"stockade-fuel/1"`) {
+			t.Errorf("the attestation does not bind the release (%s), the instrumented module (%s) or the fuel (%d):\n%s", stmt, inst, w.FuelUsed, line)
 		}
 	})
 
