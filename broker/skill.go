@@ -46,7 +46,7 @@ type skillHost struct {
 	// by instrumented digest, each for exactly one call; warming marks
 	// the digests one is being prepared for.
 	warm    map[string][]*warmExecutor
-	warming map[string]bool
+	warming map[string]int
 }
 
 // warmExecutor is a prepared Tier A executor waiting for its call.
@@ -84,7 +84,7 @@ func newSkillHost(cfg *Config, stateDir, cacheDir string) (*skillHost, error) {
 	return &skillHost{
 		http: &hostcall.HTTP{}, secrets: secrets, kvPath: stateDir + "/skills-kv.db", cacheDir: cacheDir,
 		instrumented: map[string]instrumentedModule{},
-		warm:         map[string][]*warmExecutor{}, warming: map[string]bool{},
+		warm:         map[string][]*warmExecutor{}, warming: map[string]int{},
 	}, nil
 }
 
@@ -165,7 +165,9 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 		return nil, ipc.Errorf(ipc.ClassInvalidInput, "the input is not a JSON document")
 	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	tResolve := time.Now()
 	rs, err := s.verifier.Resolve(rctx, id, sk.Version)
+	log.Debug("resolved", "us", time.Since(tResolve).Microseconds())
 	cancel()
 	if err != nil {
 		var e *ipc.Error
@@ -448,22 +450,25 @@ func (h *skillHost) takeWarm(digest string) *warmExecutor {
 	return w
 }
 
-// keepWarm prepares an executor for digest in the background, unless one
-// waits or is being prepared; past warmMax it drops the oldest other one.
+// keepWarm prepares an executor for digest in the background, unless
+// warmPerModule wait or are being prepared; past warmMax it drops the
+// oldest other one.
 func (s *Server) keepWarm(log *slog.Logger, digest string, code []byte, cacheDir string) {
 	h := s.skills
 	h.mu.Lock()
-	if h.warming[digest] || len(h.warm[digest]) >= warmPerModule {
+	if h.warming[digest]+len(h.warm[digest]) >= warmPerModule {
 		h.mu.Unlock()
 		return
 	}
-	h.warming[digest] = true
+	h.warming[digest]++
 	h.mu.Unlock()
 	go func() {
 		w, err := s.prepareWarm(digest, code, cacheDir)
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		delete(h.warming, digest)
+		if h.warming[digest]--; h.warming[digest] <= 0 {
+			delete(h.warming, digest)
+		}
 		if err != nil {
 			log.Warn("preparing a warm executor", "err", err)
 			return

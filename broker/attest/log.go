@@ -496,7 +496,7 @@ func (l *Log) Append(rec Record) (Signed, error) {
 	if _, err := l.f.WriteAt(l.buf, l.size); err != nil {
 		return Signed{}, l.fail(err)
 	}
-	if err := l.f.Sync(); err != nil {
+	if err := syncData(l.f); err != nil {
 		return Signed{}, l.fail(err)
 	}
 	l.size += need
