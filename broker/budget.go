@@ -138,6 +138,11 @@ func (b *budgets) charge(run string, out *ipc.Outcome) {
 	if u := b.runs[run]; u != nil {
 		u.cpuMillis += (out.Usage.UserMicros + out.Usage.SystemMicros) / 1000
 		u.outputBytes += int64(len(out.Stdout) + len(out.Stderr))
+		if out.Wasm != nil { // a skill's channel messages go to the agent too
+			for _, m := range out.Wasm.Messages {
+				u.outputBytes += int64(len(m.Body))
+			}
+		}
 	}
 }
 

@@ -38,6 +38,11 @@ func (s *Server) call(ctx context.Context, log *slog.Logger, peer ipc.Cred, req 
 		Input:     attest.InputDigest(req.Args, req.Input), Start: start.UnixNano(),
 	}
 	defer func() { out, err = s.attestCall(log, &rec, out, err) }()
+	if err := checkRequest(req); err != nil {
+		log.Info("call refused", "err", err)
+		rec.Decision = attest.Deny
+		return nil, err
+	}
 	if _, _, ok := skillTool(req.Tool); ok {
 		defer func() { s.budget.charge(req.RunID, out) }()
 		out, err = s.callSkill(ctx, log, peer, req, callID, &rec)
@@ -125,14 +130,22 @@ func (s *Server) attestCall(log *slog.Logger, rec *attest.Record, out *ipc.Outco
 	return out, nil
 }
 
+// checkRequest is what every call request must be, whatever its tool.
+func checkRequest(req *ipc.CallRequest) error {
+	switch {
+	case len(req.Tool) > maxToolNameLen || len(req.RunID) > maxRunIDLen:
+		return ipc.Errorf(ipc.ClassInvalidInput, "tool name over %d bytes or run_id over %d bytes", maxToolNameLen, maxRunIDLen)
+	case req.TimeoutMS < 0 || req.MaxOutput < 0:
+		return ipc.Errorf(ipc.ClassInvalidInput, "negative timeout or max_output")
+	}
+	return nil
+}
+
 // plan validates req against the tool's configuration, has the policy decide
 // it, and builds the spec. It returns the deciding policies; cleanup removes
 // the directories made for the call and ends its in-flight charge.
 func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.ExecSpec, []string, func(), error) {
 	nop := func() {}
-	if len(req.Tool) > maxToolNameLen || len(req.RunID) > maxRunIDLen {
-		return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "tool name over %d bytes or run_id over %d bytes", maxToolNameLen, maxRunIDLen)
-	}
 	if len(req.Args) > maxArgs {
 		return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "more than %d arguments", maxArgs)
 	}
@@ -201,9 +214,6 @@ func (s *Server) plan(callID string, peer ipc.Cred, req *ipc.CallRequest) (*ipc.
 		}
 	}
 	timeout := time.Duration(limits.Timeout)
-	if req.TimeoutMS < 0 || req.MaxOutput < 0 {
-		return nil, nil, nop, ipc.Errorf(ipc.ClassInvalidInput, "negative timeout or max_output")
-	}
 	if req.TimeoutMS > 0 {
 		timeout = min(timeout, time.Duration(req.TimeoutMS)*time.Millisecond)
 	}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -102,12 +101,16 @@ func (h *skillHost) store() (*hostcall.KV, error) {
 // and compiles it into the compiled-code cache, so that executors load
 // machine code the broker made instead of compiling (a failure to
 // precompile only costs them the compile).
-func (h *skillHost) instrument(log *slog.Logger, digest string, code []byte) (instrumentedModule, error) {
+func (h *skillHost) instrument(log *slog.Logger, digest string, read func() ([]byte, error)) (instrumentedModule, error) {
 	h.mu.Lock()
 	m, ok := h.instrumented[digest]
 	h.mu.Unlock()
 	if ok {
 		return m, nil
+	}
+	code, err := read()
+	if err != nil {
+		return m, err
 	}
 	out, info, err := meter.Instrument(code, meter.Config{})
 	if err != nil {
@@ -154,9 +157,6 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 	if len(req.Args) > 0 || req.Workspace != "" {
 		return nil, ipc.Errorf(ipc.ClassInvalidInput, "a skill's tool takes an input document, not arguments or a workspace")
 	}
-	if len(req.Input) > maxSkillInput {
-		return nil, ipc.Errorf(ipc.ClassInvalidInput, "input over %d bytes", maxSkillInput)
-	}
 	input := []byte(req.Input)
 	if len(input) == 0 {
 		input = []byte("{}")
@@ -165,9 +165,7 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 		return nil, ipc.Errorf(ipc.ClassInvalidInput, "the input is not a JSON document")
 	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	tResolve := time.Now()
 	rs, err := s.verifier.Resolve(rctx, id, sk.Version)
-	log.Debug("resolved", "us", time.Since(tResolve).Microseconds())
 	cancel()
 	if err != nil {
 		var e *ipc.Error
@@ -191,17 +189,15 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 	if !ok {
 		return nil, ipc.Errorf(ipc.ClassInternal, "the verifier did not send module %s", tool.Module)
 	}
-	inst, err := s.skills.instrument(log, mod.SHA256, mod.Data)
+	inst, err := s.skills.instrument(log, mod.SHA256, mod.Read)
 	if err != nil {
 		log.Warn("instrumenting", "module", tool.Module, "err", err)
 		return nil, ipc.Errorf(ipc.ClassDenied, "skill %s: its module cannot be metered", id)
 	}
 	rec.Artifact = attest.Artifact{Kind: attest.ArtifactSkill, Name: id + "@" + rs.Version}
+	// checkResolved parsed these; instrument made the last one.
 	digest := func(s string) attest.Digest {
-		d, err := attest.ParseDigest(strings.TrimPrefix(s, "sha256:"))
-		if err != nil {
-			log.Error("a digest that is not sha256:<hex>", "digest", s)
-		}
+		d, _ := ipc.ParseSHA256(s)
 		return d
 	}
 	rec.Artifact.Digest = digest(rs.Digest)
@@ -214,7 +210,7 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 	if err != nil {
 		return nil, ipc.Errorf(ipc.ClassDenied, "skill %s: its capabilities: %v", id, err)
 	}
-	grant := hostcall.Intersect(mg, sk.operatorGrant())
+	grant := hostcall.Intersect(mg, sk.grant)
 	if req.Grants != nil {
 		grant = narrow(grant, req.Grants)
 	}
@@ -291,8 +287,7 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 	spec := &ipc.ExecSpec{
 		CallID: callID, Tier: "A", TimeoutMS: timeout.Milliseconds(), MaxOutput: maxOutput,
 		Wasm: &ipc.WasmSpec{
-			SkillID: id, Version: rs.Version, Statement: rs.Digest, ModuleDigest: mod.SHA256,
-			Instrumented: inst.digest, FuelSchedule: inst.info.Schedule, Export: tool.Export,
+			SkillID: id, Instrumented: inst.digest, Export: tool.Export,
 			Input: input, Fuel: fuel, MemoryPages: pages, MaxHostCalls: sk.MaxHostCalls,
 			Grants: ipc.Grants{Secrets: grant.Secrets, KV: grant.KV, Channels: grant.Channels},
 		},
@@ -318,6 +313,8 @@ func (s *Server) callSkill(ctx context.Context, log *slog.Logger, peer ipc.Cred,
 		return nil, ipc.Errorf(ipc.ClassInternal, "executor failed")
 	}
 	out.Durations.Spawn = spawned.Microseconds()
+	out.Wasm.Skill, out.Wasm.Statement = id+"@"+rs.Version, rs.Digest
+	out.Wasm.Instrumented, out.Wasm.FuelSchedule = inst.digest, inst.info.Schedule
 	return out, nil
 }
 
@@ -343,15 +340,16 @@ func narrow(g hostcall.Grant, asked *ipc.Grants) hostcall.Grant {
 	return out
 }
 
-// maxSkillInput caps a skill call's input document.
-const maxSkillInput = 1 << 20
-
 // executeWasm hands the call to a warm executor prepared for this module
 // or, without one, to a new executor with the module, performs the host
 // requests the guest makes until the outcome comes, and has an executor
 // made warm for the module's next call.
 func (s *Server) executeWasm(ctx context.Context, log *slog.Logger, spec *ipc.ExecSpec, code []byte, skillID string, grant hostcall.Grant) (*ipc.Outcome, time.Duration, error) {
+	// The whole call, warm or cold, ends by this deadline whatever the
+	// executor does (it could keep the call open with host requests).
 	wait := time.Duration(spec.TimeoutMS)*time.Millisecond + 15*time.Second
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	defer s.keepWarm(log, spec.Wasm.Instrumented, code, spec.Wasm.CacheDir)
 	if w := s.skills.takeWarm(spec.Wasm.Instrumented); w != nil {
 		out, err := s.runWasmOn(ctx, log, w.c, 2, spec, nil, skillID, grant, wait)
@@ -361,8 +359,6 @@ func (s *Server) executeWasm(ctx context.Context, log *slog.Logger, spec *ipc.Ex
 		}
 		log.Warn("warm executor gone; starting one", "err", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
 	c, spawned, err := s.openExecutor(ctx, spec)
 	if err != nil {
 		return nil, spawned, err
@@ -397,6 +393,10 @@ func (s *Server) runWasmOn(ctx context.Context, log *slog.Logger, c *ipc.Conn, i
 	defer stop()
 	// Host requests and the outcome (output, channel messages, logs).
 	c.SetReadMax(max(ipc.HostFrameMax, s.cfg.OutputFrameMax+ipc.WasmOutcomeExtra))
+	// The executor checks the grants and counts the host calls; a
+	// request it should have refused means it no longer does (the guest
+	// took it over): the call ends, it is not "handled".
+	hostCalls := 0
 	for {
 		m, err := c.Recv(wait)
 		if err != nil {
@@ -408,10 +408,17 @@ func (s *Server) runWasmOn(ctx context.Context, log *slog.Logger, c *ipc.Conn, i
 			if err := m.Decode(&hr); err != nil {
 				return nil, ipc.Errorf(ipc.ClassCapabilityDenied, "malformed host request")
 			}
+			if hostCalls++; hostCalls > spec.Wasm.MaxHostCalls {
+				return nil, ipc.Errorf(ipc.ClassQuotaExceeded, "host calls over %d", spec.Wasm.MaxHostCalls)
+			}
+			if !granted(grant, &hr) {
+				log.Warn("closing a Tier A executor: a host request outside the grants", "op", hr.Op)
+				return nil, ipc.Errorf(ipc.ClassCapabilityDenied, "the skill used a capability it was not granted")
+			}
 			res := s.hostRequest(ctx, log, skillID, grant, &hr)
 			if err := c.Send(m.ID, ipc.KindHost, res, ipc.HostFrameMax); err != nil {
 				if errors.Is(err, ipc.ErrFrameTooLarge) { // a result the executor could not take
-					err = c.Send(m.ID, ipc.KindHost, ipc.HostResult{Code: -3}, ipc.HostFrameMax)
+					err = c.Send(m.ID, ipc.KindHost, ipc.HostResult{Code: ipc.HostQuota}, ipc.HostFrameMax)
 				}
 				if err != nil {
 					return nil, err
@@ -427,8 +434,8 @@ func (s *Server) runWasmOn(ctx context.Context, log *slog.Logger, c *ipc.Conn, i
 			if len(out.Stdout)+len(out.Stderr) > int(spec.MaxOutput) {
 				return nil, errors.New("executor returned more output than the quota")
 			}
-			if out.Wasm == nil {
-				return nil, errors.New("a Tier A executor's outcome without its receipt")
+			if err := checkWasmOutcome(&out, spec, hostCalls); err != nil {
+				return nil, err
 			}
 			return &out, nil
 		default:
@@ -518,6 +525,43 @@ func (s *Server) prepareWarm(digest string, code []byte, cacheDir string) (*warm
 	return &warmExecutor{c: c, cancel: cancel, digest: digest}, nil
 }
 
+// granted reports whether a host request names an operation and a
+// capability of the call's grants (an address refused by the SSRF rules is
+// still answered with a code: the executor cannot know it beforehand).
+func granted(g hostcall.Grant, hr *ipc.HostRequest) bool {
+	switch hr.Op {
+	case "http":
+		return slices.ContainsFunc(g.HTTP, func(h hostcall.HostGrant) bool { return h.Host.String() == hr.Name })
+	case "secret":
+		return slices.Contains(g.Secrets, hr.Name)
+	case "kv_get", "kv_put", "kv_delete", "kv_list":
+		return g.KV
+	}
+	return false
+}
+
+// checkWasmOutcome refuses an outcome no honest executor sends, and
+// replaces what the broker knows better than the executor: which release
+// and module ran, under which fuel schedule.
+func checkWasmOutcome(out *ipc.Outcome, spec *ipc.ExecSpec, hostCalls int) error {
+	w := out.Wasm
+	switch {
+	case len(out.Stdout)+len(out.Stderr) > int(spec.MaxOutput):
+		return errors.New("executor returned more output than the quota")
+	case w == nil:
+		return errors.New("a Tier A executor's outcome without its receipt")
+	case w.FuelUsed > spec.Wasm.Fuel+uint64(ipc.HostFrameMax) || w.HostCalls < hostCalls:
+		return fmt.Errorf("a Tier A receipt that does not add up: fuel %d of %d, %d host calls of %d seen", w.FuelUsed, spec.Wasm.Fuel, w.HostCalls, hostCalls)
+	}
+	switch out.Status {
+	case ipc.StatusOK, ipc.StatusQuotaExceeded, ipc.StatusTimedOut, ipc.StatusTrap:
+	default:
+		return fmt.Errorf("a Tier A outcome with status %q", out.Status)
+	}
+	out.Tier = "A"
+	return nil
+}
+
 // hostRequest performs one capability use for skillID within grant. The
 // executor checked the grant; it is checked again here.
 func (s *Server) hostRequest(ctx context.Context, log *slog.Logger, skillID string, grant hostcall.Grant, hr *ipc.HostRequest) ipc.HostResult {
@@ -531,10 +575,6 @@ func (s *Server) hostRequest(ctx context.Context, log *slog.Logger, skillID stri
 	case "secret":
 		data, err = s.skills.secrets.Get(grant, skillID, hr.Name)
 	case "kv_get", "kv_put", "kv_delete", "kv_list":
-		if !grant.KV {
-			err = hostcall.ErrDenied
-			break
-		}
 		var kv *hostcall.KV
 		if kv, err = s.skills.store(); err != nil {
 			log.Error("key-value store", "err", err)
@@ -573,12 +613,12 @@ func hostCode(err error) int64 {
 		err  error
 		code int64
 	}{
-		{hostcall.ErrDenied, -1}, {hostcall.ErrNotFound, -2}, {hostcall.ErrQuota, -3},
-		{hostcall.ErrInvalid, -4}, {hostcall.ErrUnavailable, -5},
+		{hostcall.ErrDenied, ipc.HostDenied}, {hostcall.ErrNotFound, ipc.HostNotFound}, {hostcall.ErrQuota, ipc.HostQuota},
+		{hostcall.ErrInvalid, ipc.HostInvalid}, {hostcall.ErrUnavailable, ipc.HostUnavailable},
 	} {
 		if errors.Is(err, m.err) {
 			return m.code
 		}
 	}
-	return -5
+	return ipc.HostUnavailable
 }

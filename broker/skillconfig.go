@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,9 @@ type SkillConfig struct {
 	Timeout      Duration `toml:"timeout"`        // default 10s
 	MaxHostCalls int      `toml:"max_host_calls"` // default 10,000
 	MaxOutput    int64    `toml:"max_output"`     // default 1 MiB
+
+	// grant is what the entry grants, parsed once at load (checkSkills).
+	grant hostcall.Grant
 }
 
 // Tier A defaults and ceilings.
@@ -61,10 +65,18 @@ func (c *Config) checkSkills() error {
 			return fmt.Errorf("skill %q listed twice", sk.ID)
 		}
 		seen[sk.ID] = true
+		sk.grant = hostcall.Grant{KV: sk.Storage, Channels: append([]string(nil), sk.Channels...)}
+		for name := range sk.Secrets {
+			sk.grant.Secrets = append(sk.grant.Secrets, name)
+		}
+		slices.Sort(sk.grant.Secrets)
 		for _, h := range sk.HTTP {
-			if _, err := hostcall.ParseHostGrant(h); err != nil {
+			hg, err := hostcall.ParseHostGrant(h)
+			if err != nil {
 				return fmt.Errorf("skill %q: http %q: %v", sk.ID, h, err)
 			}
+			hg.AllowPrivate = sk.HTTPPrivate
+			sk.grant.HTTP = append(sk.grant.HTTP, hg)
 		}
 		for _, ch := range sk.Channels {
 			if ch == "" || len(ch) > 64 {
@@ -99,23 +111,6 @@ func (c *Config) checkSkills() error {
 		}
 	}
 	return nil
-}
-
-// operatorGrant is what the configuration grants the skill.
-func (sk *SkillConfig) operatorGrant() hostcall.Grant {
-	g := hostcall.Grant{KV: sk.Storage, Channels: append([]string(nil), sk.Channels...)}
-	for name := range sk.Secrets {
-		g.Secrets = append(g.Secrets, name)
-	}
-	for _, h := range sk.HTTP {
-		hg, err := hostcall.ParseHostGrant(h) // checked at load
-		if err != nil {
-			continue
-		}
-		hg.AllowPrivate = sk.HTTPPrivate
-		g.HTTP = append(g.HTTP, hg)
-	}
-	return g
 }
 
 // skillTool splits "<id>/<tool>".

@@ -3,13 +3,11 @@ package broker
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,13 +15,17 @@ import (
 )
 
 // verifierLink is the broker's connection to the verifier. The supervisor
-// hands the broker a new socket each time either role (re)starts.
+// hands the broker a new socket each time either role (re)starts. One
+// goroutine reads the replies and hands each to the request of its id; a
+// reply that comes after its request gave up (a slow resolve) is
+// discarded, and the link stays in step. Requests may run concurrently.
 type verifierLink struct {
 	log *slog.Logger
 
-	mu   sync.Mutex
-	conn *ipc.Conn
-	id   uint64
+	mu      sync.Mutex
+	conn    *ipc.Conn
+	id      uint64
+	pending map[uint64]chan *ipc.Message
 }
 
 var errNoVerifier = errors.New("verifier not connected")
@@ -59,24 +61,115 @@ func (v *verifierLink) replace(f *os.File) {
 	}
 	v.mu.Lock()
 	old := v.conn
-	v.conn = c
+	v.conn, v.pending = c, map[uint64]chan *ipc.Message{}
 	v.mu.Unlock()
 	if old != nil {
-		old.Close()
+		old.Close() // its reader fails its pending requests
 	}
+	go v.read(c)
 	v.log.Info("verifier linked")
+}
+
+// read delivers c's replies until c fails; then the link is gone (until
+// the supervisor hands a new one) and its pending requests fail.
+func (v *verifierLink) read(c *ipc.Conn) {
+	for {
+		m, err := c.Recv(0)
+		v.mu.Lock()
+		if v.conn != c {
+			v.mu.Unlock()
+			if m != nil {
+				m.CloseFiles()
+			}
+			return
+		}
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				v.log.Error("verifier link failed", "err", err)
+			}
+			for _, ch := range v.pending {
+				close(ch)
+			}
+			v.conn, v.pending = nil, nil
+			v.mu.Unlock()
+			c.Close()
+			return
+		}
+		ch, ok := v.pending[m.ID]
+		delete(v.pending, m.ID)
+		v.mu.Unlock()
+		if !ok {
+			m.CloseFiles() // its request gave up
+			continue
+		}
+		ch <- m
+	}
+}
+
+// call sends one request and waits for its reply until timeout. The reply
+// is of kind (decoded into reply, with the descriptors it brought, which
+// the caller owns) or an error.
+func (v *verifierLink) call(kind ipc.Kind, req, reply any, timeout time.Duration) ([]*os.File, error) {
+	ch := make(chan *ipc.Message, 1)
+	v.mu.Lock()
+	c := v.conn
+	if c == nil {
+		v.mu.Unlock()
+		return nil, errNoVerifier
+	}
+	v.id++
+	id := v.id
+	v.pending[id] = ch
+	v.mu.Unlock()
+	forget := func() {
+		v.mu.Lock()
+		if v.conn == c {
+			delete(v.pending, id)
+		}
+		v.mu.Unlock()
+	}
+	if err := c.Send(id, kind, req, ipc.ControlFrameMax); err != nil {
+		forget()
+		return nil, err
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return nil, errNoVerifier
+		}
+		files := m.Files()
+		var err error
+		switch m.Kind {
+		case ipc.KindError:
+			err = m.Err()
+		case kind:
+			err = m.Decode(reply)
+		default:
+			err = fmt.Errorf("%w: reply of kind %q to %q", ipc.ErrMalformed, m.Kind, kind)
+		}
+		if err != nil {
+			m.CloseFiles()
+			return nil, err
+		}
+		return files, nil
+	case <-t.C:
+		forget()
+		return nil, fmt.Errorf("the verifier did not answer %s within %v: %w", kind, timeout, context.DeadlineExceeded)
+	}
 }
 
 // status asks the verifier for its status.
 func (v *verifierLink) status() (ipc.RoleStatus, error) {
 	var st ipc.RoleStatus
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.conn == nil {
-		return st, errNoVerifier
+	files, err := v.call(ipc.KindStatus, ipc.Empty{}, &st, 5*time.Second)
+	for _, f := range files {
+		f.Close()
 	}
-	v.id++
-	err := v.conn.Call(v.id, ipc.KindStatus, ipc.Empty{}, &st, 5*time.Second)
+	if err == nil && len(files) > 0 {
+		err = fmt.Errorf("%w: status with descriptors", ipc.ErrMalformed)
+	}
 	return st, err
 }
 
@@ -87,19 +180,6 @@ const resolveTimeout = 30 * time.Second
 // maxModuleBytes bounds one module the verifier hands over: what a skill
 // archive may hold in one file (verifier/skill's default limit).
 const maxModuleBytes = 16 << 20
-
-// parseDigest parses "sha256:" and 64 lower-case hex digits.
-func parseDigest(s string) ([sha256.Size]byte, error) {
-	var d [sha256.Size]byte
-	h, ok := strings.CutPrefix(s, "sha256:")
-	if !ok || len(h) != 2*sha256.Size || strings.ToLower(h) != h {
-		return d, fmt.Errorf("%w: digest %q", ipc.ErrMalformed, s)
-	}
-	if _, err := hex.Decode(d[:], []byte(h)); err != nil {
-		return d, fmt.Errorf("%w: digest %q", ipc.ErrMalformed, s)
-	}
-	return d, nil
-}
 
 // ResolvedSkill is the active release of a skill as the verifier resolved it
 // just now: the store's current state, the files re-hashed on disk. The
@@ -121,15 +201,24 @@ type ResolvedSkill struct {
 type SkillModule struct {
 	Path   string
 	SHA256 string // "sha256:<hex>"
+	sum    [sha256.Size]byte
 	Size   int64
 	// MemoryLimitPages is the memory cap the module was audited against;
 	// the runtime must impose it.
 	MemoryLimitPages uint32
-	// Data are the module's bytes, hashed here against SHA256.
-	Data []byte
-	// File is the sealed memfd the bytes came in (write, grow and shrink
-	// sealed), to hand to an executor without a copy.
+	// File is the sealed memfd (write, grow and shrink sealed, of Size
+	// bytes) the module came in; Read gives its bytes.
 	File *os.File
+}
+
+// Read returns the module's bytes, hashed against SHA256. The broker needs
+// them only when it instruments a module it has not seen.
+func (m SkillModule) Read() ([]byte, error) {
+	data, err := ipc.ReadSealed(m.File, m.Size, m.sum)
+	if err != nil {
+		return nil, fmt.Errorf("module %q: %w", m.Path, err)
+	}
+	return data, nil
 }
 
 // Module returns the module at path.
@@ -174,22 +263,7 @@ func (v *verifierLink) Resolve(ctx context.Context, id, version string) (*Resolv
 		}
 	}
 	var res ipc.Resolved
-	v.mu.Lock()
-	if v.conn == nil {
-		v.mu.Unlock()
-		return nil, errNoVerifier
-	}
-	v.id++
-	files, err := v.conn.CallFiles(v.id, ipc.KindResolve, ipc.ResolveRequest{ID: id, Version: version},
-		ipc.ControlFrameMax, nil, &res, timeout)
-	if err != nil && !isRefusal(err) {
-		// The link is out of step (a timeout leaves a reply in flight):
-		// drop it; the supervisor hands a new one when the verifier
-		// restarts.
-		v.conn.Close()
-		v.conn = nil
-	}
-	v.mu.Unlock()
+	files, err := v.call(ipc.KindResolve, ipc.ResolveRequest{ID: id, Version: version}, &res, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -203,20 +277,13 @@ func (v *verifierLink) Resolve(ctx context.Context, id, version string) (*Resolv
 	return out, nil
 }
 
-// isRefusal reports whether err is the verifier's typed answer (the link
-// stays usable) rather than a broken link.
-func isRefusal(err error) bool {
-	var e *ipc.Error
-	return errors.As(err, &e) && e.Class != ipc.ClassProtocol && e.Class != ipc.ClassVersionMismatch
-}
-
 // checkResolved checks a resolve reply against the request and its memfds
 // against their descriptions, and builds the result.
 func checkResolved(res *ipc.Resolved, files []*os.File, id, version string) (*ResolvedSkill, error) {
 	if res.ID != id || (version != "" && res.Version != version) {
 		return nil, fmt.Errorf("%w: resolved %s@%s", ipc.ErrMalformed, res.ID, res.Version)
 	}
-	if _, err := parseDigest(res.Digest); err != nil {
+	if _, err := ipc.ParseSHA256(res.Digest); err != nil {
 		return nil, err
 	}
 	if len(files) != len(res.Modules) {
@@ -227,20 +294,21 @@ func checkResolved(res *ipc.Resolved, files []*os.File, id, version string) (*Re
 		Publisher: res.Publisher, Manifest: res.Manifest,
 	}
 	for i, m := range res.Modules {
-		sum, err := parseDigest(m.SHA256)
+		sum, err := ipc.ParseSHA256(m.SHA256)
 		if err != nil {
 			return nil, fmt.Errorf("module %q: %w", m.Path, err)
 		}
 		if m.Size < 0 || m.Size > maxModuleBytes {
 			return nil, fmt.Errorf("%w: module %q of %d bytes", ipc.ErrMalformed, m.Path, m.Size)
 		}
-		data, err := ipc.ReadSealed(files[i], m.Size, sum)
-		if err != nil {
+		// The bytes are read (and hashed again) only when they are needed:
+		// the broker instruments a module once per digest.
+		if err := ipc.CheckSealed(files[i], m.Size); err != nil {
 			return nil, fmt.Errorf("module %q: %w", m.Path, err)
 		}
 		out.Modules = append(out.Modules, SkillModule{
-			Path: m.Path, SHA256: m.SHA256, Size: m.Size, MemoryLimitPages: m.MemoryLimitPages,
-			Data: data, File: files[i],
+			Path: m.Path, SHA256: m.SHA256, sum: sum, Size: m.Size, MemoryLimitPages: m.MemoryLimitPages,
+			File: files[i],
 		})
 	}
 	return out, nil

@@ -115,8 +115,11 @@ func TestResolve(t *testing.T) {
 				t.Fatal(err)
 			}
 			mod, ok := r.Module("modules/web.wasm")
-			if !ok || string(mod.Data) != string(testModule) || mod.File == nil || r.Manifest.Tools[0].Name != "fetch" {
+			if !ok || mod.File == nil || r.Manifest.Tools[0].Name != "fetch" {
 				t.Fatalf("%+v", r)
+			}
+			if data, err := mod.Read(); err != nil || string(data) != string(testModule) {
+				t.Fatalf("module bytes %q %v", data, err)
 			}
 			if err := r.Close(); err != nil {
 				t.Fatal(err)
@@ -145,7 +148,12 @@ func TestResolve(t *testing.T) {
 			defer f.Close()
 			c.SendFiles(m.ID, m.Kind, resolvedFor(testModule), ipc.ResolveFrameMax, []*os.File{f})
 		}, func(t *testing.T, r *ResolvedSkill, err error) {
-			if !errors.Is(err, ipc.ErrMalformed) {
+			// Sealed and of the right size: the bytes are checked when read.
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if _, err := r.Modules[0].Read(); !errors.Is(err, ipc.ErrMalformed) {
 				t.Fatalf("%v", err)
 			}
 		}},
@@ -177,4 +185,37 @@ func TestResolveWithoutVerifier(t *testing.T) {
 	if _, err := v.Resolve(context.Background(), "acme.web", ""); !errors.Is(err, errNoVerifier) {
 		t.Fatalf("%v", err)
 	}
+}
+
+// TestResolveLateReply: a resolve that gives up before the verifier answers
+// leaves the link in step: the late reply is discarded and the next
+// resolve gets its own answer (before, a timeout dropped the link for good).
+func TestResolveLateReply(t *testing.T) {
+	release := make(chan struct{})
+	n := 0
+	v := fakeVerifier(t, func(c *ipc.Conn, m *ipc.Message) {
+		n++
+		if n == 1 {
+			<-release // the first answer comes after the caller gave up
+		}
+		f, err := ipc.SealedMemfd("x", testModule)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		_ = c.SendFiles(m.ID, ipc.KindResolve, resolvedFor(testModule), ipc.ControlFrameMax, []*os.File{f})
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	_, err := v.Resolve(ctx, "acme.web", "")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("first resolve: %v, want a deadline", err)
+	}
+	close(release)
+	r, err := v.Resolve(t.Context(), "acme.web", "")
+	if err != nil {
+		t.Fatalf("resolve after a late reply: %v", err)
+	}
+	r.Close()
 }

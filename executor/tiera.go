@@ -2,15 +2,14 @@ package executor
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/executor/wasm"
 	"github.com/stockade-dev/stockade/ipc"
@@ -53,7 +52,7 @@ func prepare(ctx context.Context, log *slog.Logger, c *ipc.Conn, m *ipc.Message)
 // machine code the broker compiled is loaded instead; should that fail,
 // the module is compiled here.
 func prepareModule(ctx context.Context, digest, cacheDir string, module *os.File) (*preparedWasm, error) {
-	sum, err := parseSHA256(digest)
+	sum, err := ipc.ParseSHA256(digest)
 	if err != nil {
 		return nil, ipc.Errorf(ipc.ClassInvalidInput, "instrumented digest: %v", err)
 	}
@@ -112,14 +111,24 @@ func (p *preparedWasm) run(ctx context.Context, log *slog.Logger, c *ipc.Conn, s
 	}
 	g := wasm.Grants{HTTP: w.Grants.HTTP, Secrets: w.Grants.Secrets, KV: w.Grants.KV, Channels: w.Grants.Channels}
 	br := &brokerLink{c: c, next: ipc.HostRequestIDBase}
+	var ru0, ru1 unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru0)
 	t1 := time.Now()
 	res, err := mod.Run(ctx, w.Export, w.Input, lim, g, br)
 	ran := time.Since(t1)
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru1)
 	log.Info("tier A call", "skill", w.SkillID, "compile_ms", compiled.Milliseconds(), "run_us", ran.Microseconds(), "err", err)
 
+	// What this process measured; the broker adds which release ran.
 	out := &ipc.Outcome{
-		Sandbox: receipt,
-		Wasm:    &ipc.WasmReceipt{FuelSchedule: w.FuelSchedule, Skill: w.SkillID + "@" + w.Version, Statement: w.Statement, Instrumented: w.Instrumented},
+		Sandbox:   receipt,
+		Wasm:      &ipc.WasmReceipt{},
+		Durations: ipc.Durations{Run: ran.Microseconds()},
+		Usage: ipc.Usage{
+			UserMicros:   (ru1.Utime.Nano() - ru0.Utime.Nano()) / 1000,
+			SystemMicros: (ru1.Stime.Nano() - ru0.Stime.Nano()) / 1000,
+			MaxRSSKiB:    ru1.Maxrss,
+		},
 	}
 	if res != nil {
 		out.Wasm.FuelUsed, out.Wasm.HostCalls = res.FuelUsed, res.HostCalls
@@ -195,15 +204,4 @@ func (b *brokerLink) Secret(ctx context.Context, name string) ([]byte, error) {
 
 func (b *brokerLink) KV(ctx context.Context, op string, key, value []byte) ([]byte, error) {
 	return b.call(ctx, ipc.HostRequest{Op: "kv_" + op, Key: key, Data: value})
-}
-
-func parseSHA256(s string) ([sha256.Size]byte, error) {
-	var sum [sha256.Size]byte
-	h, ok := strings.CutPrefix(s, "sha256:")
-	b, err := hex.DecodeString(h)
-	if !ok || err != nil || len(b) != sha256.Size {
-		return sum, fmt.Errorf("%q is not sha256:<hex>", s)
-	}
-	copy(sum[:], b)
-	return sum, nil
 }

@@ -15,3 +15,6 @@ func SealedMemfd(name string, data []byte) (*os.File, error) { return nil, errNo
 func ReadSealed(f *os.File, size int64, sum [sha256.Size]byte) ([]byte, error) {
 	return nil, errNoMemfd
 }
+
+// CheckSealed is not available on macOS.
+func CheckSealed(f *os.File, size int64) error { return errNoMemfd }

@@ -34,24 +34,33 @@ func SealedMemfd(name string, data []byte) (*os.File, error) {
 	return f, nil
 }
 
-// ReadSealed checks that f is a sealed memfd (write, grow and shrink sealed)
-// of exactly size bytes whose SHA-256 is sum, and returns its bytes, read
-// with pread from offset 0. A receiver calls it on every memfd a peer
-// sends: a descriptor that is not sealed could change after the check.
-func ReadSealed(f *os.File, size int64, sum [sha256.Size]byte) ([]byte, error) {
+// CheckSealed checks that f is a sealed memfd (write, grow and shrink
+// sealed) of exactly size bytes: its contents can no longer change.
+func CheckSealed(f *os.File, size int64) error {
 	seals, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not a sealed memfd: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: not a sealed memfd: %v", ErrMalformed, err)
 	}
 	if need := unix.F_SEAL_WRITE | unix.F_SEAL_GROW | unix.F_SEAL_SHRINK; seals&need != need {
-		return nil, malformed("memfd seals %#x lack %#x", seals, need)
+		return malformed("memfd seals %#x lack %#x", seals, need)
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() != size {
-		return nil, malformed("memfd of %d bytes, want %d", fi.Size(), size)
+		return malformed("memfd of %d bytes, want %d", fi.Size(), size)
+	}
+	return nil
+}
+
+// ReadSealed checks that f is a sealed memfd (CheckSealed) whose SHA-256
+// is sum, and returns its bytes, read with pread from offset 0. A receiver
+// calls it on every memfd a peer sends before it uses the bytes: a
+// descriptor that is not sealed could change after the check.
+func ReadSealed(f *os.File, size int64, sum [sha256.Size]byte) ([]byte, error) {
+	if err := CheckSealed(f, size); err != nil {
+		return nil, err
 	}
 	data := make([]byte, size)
 	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {

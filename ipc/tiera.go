@@ -20,16 +20,13 @@ package ipc
 // instrumented for fuel by the broker (its bytes travel as a sealed memfd
 // with the exec request), the call's input and its grants.
 type WasmSpec struct {
+	// SkillID names the skill, for the executor's log. The release and
+	// module that ran are the broker's to record, not the executor's.
 	SkillID string `msgpack:"skill_id" json:"skill_id"`
-	Version string `msgpack:"version" json:"version"`
-	// Statement is the digest of the signed statement the verifier
-	// resolved; ModuleDigest the SHA-256 of the module as signed;
-	// Instrumented the SHA-256 of the bytes sent (after instrumentation).
-	Statement    string `msgpack:"statement" json:"statement"`
-	ModuleDigest string `msgpack:"module_digest" json:"module_digest"`
+	// Instrumented is the SHA-256 of the module bytes sent (after
+	// instrumentation), checked against them, and against the module a
+	// warm executor prepared.
 	Instrumented string `msgpack:"instrumented" json:"instrumented"`
-	// FuelSchedule is the version of the fuel cost table applied.
-	FuelSchedule int    `msgpack:"fuel_schedule" json:"fuel_schedule"`
 	Export       string `msgpack:"export" json:"export"`
 	Input        []byte `msgpack:"input" json:"input"`
 	Fuel         uint64 `msgpack:"fuel" json:"fuel"`
@@ -74,11 +71,20 @@ type HostRequest struct {
 }
 
 // HostResult answers a HostRequest: Code is 0 with Data, or one of the
-// host ABI's negative error codes (see executor/wasm).
+// host ABI's negative error codes below (executor/wasm's Code values).
 type HostResult struct {
 	Code int64  `msgpack:"code" json:"code"`
 	Data []byte `msgpack:"data,omitempty" json:"data,omitempty"`
 }
+
+// The host ABI's error codes, as a HostResult carries them.
+const (
+	HostDenied      int64 = -1 // the capability is not granted, or the address is refused
+	HostNotFound    int64 = -2 // no such key or secret value
+	HostQuota       int64 = -3 // a size or count limit
+	HostInvalid     int64 = -4 // malformed arguments
+	HostUnavailable int64 = -5 // the broker could not do it
+)
 
 // HostRequestIDBase is the first id of the executor's host requests.
 const HostRequestIDBase = 1 << 32

@@ -267,9 +267,7 @@ var protoVectors = []protoVector{
 	{name: "exec-tier-a", desc: "A Tier A call: the skill's tool, its input, limits and grants (the module was prepared, or is attached).",
 		ch: ChannelExec, dir: dirRequest, id: 2, kind: KindExec,
 		body: ExecSpec{CallID: "c0ffee", Tier: "A", TimeoutMS: 5000, MaxOutput: 1 << 20, Wasm: &WasmSpec{
-			SkillID: "stockade.probe", Version: "1.0.0", Statement: "sha256:" + strings.Repeat("01", 32),
-			ModuleDigest: "sha256:" + strings.Repeat("02", 32), Instrumented: "sha256:" + strings.Repeat("ab", 32),
-			FuelSchedule: 1, Export: "echo", Input: []byte(`{"x":1}`), Fuel: 10_000_000, MemoryPages: 512, MaxHostCalls: 1000,
+			SkillID: "stockade.probe", Instrumented: "sha256:" + strings.Repeat("ab", 32), Export: "echo", Input: []byte(`{"x":1}`), Fuel: 10_000_000, MemoryPages: 512, MaxHostCalls: 1000,
 			Grants: Grants{HTTP: []string{"127.0.0.1"}, Secrets: []string{"token"}, KV: true, Channels: []string{"notify"}},
 		}}},
 	{name: "host-request-kv-get", desc: "The executor forwards the guest's kv_get to the broker (ids from 1<<32).",

@@ -268,6 +268,16 @@ func TestTierA(t *testing.T) {
 		}
 	})
 
+	t.Run("request shape", func(t *testing.T) {
+		c, err := client.Dial(e.s.socket, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, err = c.Call(&ipc.CallRequest{Tool: "stockade.probe/echo", Input: "{}", TimeoutMS: -1})
+		wantClass(t, err, ipc.ClassInvalidInput)
+	})
+
 	t.Run("guessed handle", func(t *testing.T) {
 		_, err := e.call(t, "stockade.probe/guess", "{}")
 		wantClass(t, err, ipc.ClassCapabilityDenied)

@@ -148,6 +148,8 @@
 // Messages in errors are the host's own words, never guest bytes.
 package wasm
 
+import "github.com/stockade-dev/stockade/ipc"
+
 import "fmt"
 
 // ABIVersion is the version of the host ABI this package implements.
@@ -171,11 +173,11 @@ type Code int64
 
 // Error codes a host function returns to the guest (negative i64).
 const (
-	ErrDenied      Code = -1 // the capability is not granted
-	ErrNotFound    Code = -2 // no such key or secret value
-	ErrQuota       Code = -3 // a size or count limit
-	ErrInvalid     Code = -4 // malformed arguments (bad JSON, bad UTF-8 key, out-of-bounds)
-	ErrUnavailable Code = -5 // the broker could not do it (network error, refused address)
+	ErrDenied      Code = Code(ipc.HostDenied)      // the capability is not granted, or the broker refused the address
+	ErrNotFound    Code = Code(ipc.HostNotFound)    // no such key or secret value
+	ErrQuota       Code = Code(ipc.HostQuota)       // a size or count limit
+	ErrInvalid     Code = Code(ipc.HostInvalid)     // malformed arguments (bad JSON, bad UTF-8 key, out-of-bounds)
+	ErrUnavailable Code = Code(ipc.HostUnavailable) // the broker could not do it (network error)
 )
 
 var codeNames = map[Code]string{
@@ -201,7 +203,7 @@ const (
 // Sizes the host functions accept and return.
 const (
 	MaxNameBytes    = 256      // a capability name passed to handle()
-	MaxKeyBytes     = 1024     // a kv key or prefix
+	MaxKeyBytes     = 256      // a kv key or prefix (the broker's store holds no longer key)
 	MaxValueBytes   = 1 << 20  // a kv value
 	MaxRequestBytes = 4 << 20  // an http_request request, JSON
 	MaxResultBytes  = 16 << 20 // any result

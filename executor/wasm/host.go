@@ -30,10 +30,10 @@ var stockadeFuncs = []hostFunc{
 	{FnHandle, types(i32, i32, i32), types(i64), hostHandle},
 	{FnHTTPRequest, types(i64, i32, i32), types(i64), hostHTTPRequest},
 	{FnSecretGet, types(i64), types(i64), hostSecretGet},
-	{FnKVGet, types(i64, i32, i32), types(i64), hostKVGet},
+	{FnKVGet, types(i64, i32, i32), types(i64), hostKVKey("get", false)},
 	{FnKVPut, types(i64, i32, i32, i32, i32), types(i64), hostKVPut},
-	{FnKVDelete, types(i64, i32, i32), types(i64), hostKVDelete},
-	{FnKVList, types(i64, i32, i32), types(i64), hostKVList},
+	{FnKVDelete, types(i64, i32, i32), types(i64), hostKVKey("delete", false)},
+	{FnKVList, types(i64, i32, i32), types(i64), hostKVKey("list", true)},
 	{FnChannelSend, types(i64, i32, i32), types(i64), hostChannelSend},
 	{FnResultRead, types(i32, i32), types(i32), hostResultRead},
 }
@@ -188,17 +188,21 @@ func (st *callState) kv(ctx context.Context, op string, key, value []byte) int64
 	return st.brokerResult(ctx, v, err, false)
 }
 
-func hostKVGet(ctx context.Context, mod api.Module, stack []uint64) {
-	ptr, n := u32(stack[1]), u32(stack[2])
-	st := enter(ctx, mod, uint64(n))
-	st.use(int64(stack[0]), KindKV)
-	st.clearResult()
-	key, code := st.kvKey(ptr, n, false)
-	if code != 0 {
-		ret(stack, int64(code))
-		return
+// hostKVKey is kv_get, kv_delete and kv_list: (handle, key or prefix) →
+// the result's length or a code.
+func hostKVKey(op string, prefix bool) api.GoModuleFunc {
+	return func(ctx context.Context, mod api.Module, stack []uint64) {
+		ptr, n := u32(stack[1]), u32(stack[2])
+		st := enter(ctx, mod, uint64(n))
+		st.use(int64(stack[0]), KindKV)
+		st.clearResult()
+		key, code := st.kvKey(ptr, n, prefix)
+		if code != 0 {
+			ret(stack, int64(code))
+			return
+		}
+		ret(stack, st.kv(ctx, op, key, nil))
 	}
-	ret(stack, st.kv(ctx, "get", key, nil))
 }
 
 func hostKVPut(ctx context.Context, mod api.Module, stack []uint64) {
@@ -221,32 +225,6 @@ func hostKVPut(ctx context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	ret(stack, st.kv(ctx, "put", key, value))
-}
-
-func hostKVDelete(ctx context.Context, mod api.Module, stack []uint64) {
-	ptr, n := u32(stack[1]), u32(stack[2])
-	st := enter(ctx, mod, uint64(n))
-	st.use(int64(stack[0]), KindKV)
-	st.clearResult()
-	key, code := st.kvKey(ptr, n, false)
-	if code != 0 {
-		ret(stack, int64(code))
-		return
-	}
-	ret(stack, st.kv(ctx, "delete", key, nil))
-}
-
-func hostKVList(ctx context.Context, mod api.Module, stack []uint64) {
-	ptr, n := u32(stack[1]), u32(stack[2])
-	st := enter(ctx, mod, uint64(n))
-	st.use(int64(stack[0]), KindKV)
-	st.clearResult()
-	prefix, code := st.kvKey(ptr, n, true)
-	if code != 0 {
-		ret(stack, int64(code))
-		return
-	}
-	ret(stack, st.kv(ctx, "list", prefix, nil))
 }
 
 func hostChannelSend(ctx context.Context, mod api.Module, stack []uint64) {
