@@ -14,9 +14,9 @@ import (
 const ModuleSeals = unix.F_SEAL_WRITE | unix.F_SEAL_GROW | unix.F_SEAL_SHRINK | unix.F_SEAL_SEAL
 
 // SealedMemfd returns a memfd holding data, sealed with ModuleSeals: how the
-// verifier hands module bytes to the broker (resolve), and how they can go
-// on to an executor, without copies and without trusting any holder to
-// leave them alone.
+// verifier hands module bytes to the broker (resolve) and the broker hands
+// an instrumented module to an executor (prepare, exec), without trusting
+// any holder to leave them alone.
 func SealedMemfd(name string, data []byte) (*os.File, error) {
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/stockade-dev/stockade/executor/wasm"
+	"github.com/stockade-dev/stockade/verifier/audit"
+	"github.com/stockade-dev/stockade/verifier/skill"
 )
 
 // abiSource is the host ABI's definition, which this package implements
@@ -213,5 +215,38 @@ func TestWasmImports(t *testing.T) {
 	slices.Sort(imported)
 	if fns := abiFunctions(t); !slices.Equal(imported, fns) {
 		t.Errorf("imports %q\nABI     %q", imported, fns)
+	}
+}
+
+// TestAuditImportsMatchRuntime: the verifier's audit allows, for a skill
+// with every capability, exactly the host functions the runtime provides
+// (executor/wasm.Imports), as a set of module and name. verifier/audit
+// repeats the runtime's names (roles do not import each other); a function
+// added to one and not the other fails here.
+func TestAuditImportsMatchRuntime(t *testing.T) {
+	t.Parallel()
+	runtime := map[audit.Import]bool{}
+	for _, i := range wasm.Imports() {
+		imp := audit.Import{Module: i.Module, Name: i.Name}
+		if runtime[imp] {
+			t.Errorf("wasm.Imports lists %s.%s twice", i.Module, i.Name)
+		}
+		runtime[imp] = true
+	}
+	all := audit.HostImports(skill.Capabilities{
+		HTTP:     []string{"example.com"},
+		Secrets:  []string{"token"},
+		Storage:  true,
+		Channels: []string{"general"},
+	})
+	for imp := range all {
+		if !runtime[imp] {
+			t.Errorf("audit allows %s.%s, which executor/wasm does not provide", imp.Module, imp.Name)
+		}
+	}
+	for imp := range runtime {
+		if !all.Allows(imp) {
+			t.Errorf("executor/wasm provides %s.%s, which audit never allows", imp.Module, imp.Name)
+		}
 	}
 }

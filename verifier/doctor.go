@@ -50,6 +50,12 @@ func (s *Server) Doctor() admin.DoctorReport {
 				dr.Files = admin.FilesMissing
 				problem(admin.ProblemStore, subject, err.Error())
 			default:
+				// install.Reason.Tampering, and also install.ReasonInvalid:
+				// a statement on disk that hashes to the digest but does
+				// not parse. resolve and the wire call that internal, not
+				// tampering (nothing to quarantine: the bytes are the
+				// signed ones); Doctor reports it as tampered so that an
+				// admin looks. Deliberately not unified with isTampering.
 				dr.Files = admin.FilesTampered
 				problem(admin.ProblemTampered, subject, err.Error())
 			}

@@ -21,8 +21,11 @@ import (
 // Modules travel as memfds sealed against writing, growing and shrinking
 // (F_SEAL_WRITE|F_SEAL_GROW|F_SEAL_SHRINK|F_SEAL_SEAL) rather than in
 // frames: a module may be 16 MiB, frames are capped at 256 KiB, and a sealed
-// memfd is bytes the broker can check once and hand on (to an executor)
-// without copying them again or trusting anyone to leave them alone.
+// memfd is bytes the broker can check without trusting anyone to leave them
+// alone. The broker checks the seals and size on arrival and reads and
+// hashes the bytes only when it instruments the module; it does not hand
+// these memfds on (an executor gets the broker's own memfd of the
+// instrumented module).
 func (s *Server) resolve(req ipc.ResolveRequest) (*ipc.Resolved, []*os.File, error) {
 	if _, err := skill.ParseID(req.ID); err != nil {
 		return nil, nil, badRequest("%v", err)
@@ -86,11 +89,11 @@ func (s *Server) resolveOnce(req ipc.ResolveRequest) (res *ipc.Resolved, files [
 
 // isTampering reports whether install.Load refused a release's own files
 // (changed, missing, extra, wrong owner or mode) rather than failed on the
-// skills directory (unsafe root, I/O).
+// skills directory (unsafe root, I/O) or on a statement that does not parse
+// (install.Reason.Tampering).
 func isTampering(err error) bool {
 	var ie *install.Error
-	return errors.As(err, &ie) && ie.Reason != install.ReasonRootUnsafe && ie.Reason != install.ReasonIO &&
-		ie.Reason != install.ReasonInvalid
+	return errors.As(err, &ie) && ie.Reason.Tampering()
 }
 
 // resolved builds the reply for an active release whose files Load just
@@ -120,9 +123,13 @@ func resolved(rel trust.Release, inst *install.Skill) (*ipc.Resolved, []*os.File
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		})
 	}
+	mods := toolModules(m)
+	if len(mods) > ipc.MaxFDs {
+		return nil, nil, ipc.ReasonError(ipc.ReasonMalformed, "%s names %d modules; at most %d", rel.ID, len(mods), ipc.MaxFDs)
+	}
 	memMax := audit.DefaultLimits().MemoryMax
 	var files []*os.File
-	for _, path := range toolModules(m) {
+	for _, path := range mods {
 		f, ok := inst.File(path)
 		if !ok {
 			closeAll(files)
@@ -137,10 +144,6 @@ func resolved(rel trust.Release, inst *install.Skill) (*ipc.Resolved, []*os.File
 		res.Modules = append(res.Modules, ipc.ResolvedModule{
 			Path: path, SHA256: f.SHA256.String(), Size: f.Size, MemoryLimitPages: memMax,
 		})
-	}
-	if len(files) > ipc.MaxFDs {
-		closeAll(files)
-		return nil, nil, ipc.ReasonError(ipc.ReasonMalformed, "%s names %d modules; at most %d", rel.ID, len(files), ipc.MaxFDs)
 	}
 	return res, files, nil
 }

@@ -43,13 +43,13 @@ func reasonOf(err error) ipc.Reason {
 			return ipc.ReasonMalformed
 		}
 	case errors.As(err, &ie):
-		switch ie.Reason {
-		case install.ReasonRootUnsafe, install.ReasonIO:
-			return ipc.ReasonStore
-		case install.ReasonInvalid:
-			return ipc.ReasonInternal
-		default:
+		switch {
+		case ie.Reason.Tampering():
 			return ipc.ReasonTampered
+		case ie.Reason == install.ReasonRootUnsafe, ie.Reason == install.ReasonIO:
+			return ipc.ReasonStore
+		default:
+			return ipc.ReasonInternal // install.ReasonInvalid
 		}
 	}
 	return ipc.ReasonInternal

@@ -387,20 +387,18 @@ func cmdTrustList(c *cli, args []string) (*report, error) {
 	}}, nil
 }
 
-// rotationMaxBytes bounds a rotation file read from disk.
-const rotationMaxBytes = 128 << 10
-
 func cmdTrustImportRotation(c *cli, args []string) (*report, error) {
 	ops, err := c.parse(c.flags(true), args, 1, 1)
 	if err != nil {
 		return nil, err
 	}
-	env, err := readLimited(ops[0], rotationMaxBytes)
+	// The verifier refuses a larger envelope; say so before dialling.
+	env, err := readLimited(ops[0], skill.MaxRotationBytes)
 	if err != nil {
 		return nil, err
 	}
-	if len(env) > rotationMaxBytes {
-		return nil, &admin.Error{Reason: admin.ReasonMalformed, Message: fmt.Sprintf("%s is larger than %d bytes", ops[0], rotationMaxBytes)}
+	if len(env) > skill.MaxRotationBytes {
+		return nil, &admin.Error{Reason: admin.ReasonMalformed, Message: fmt.Sprintf("%s is larger than %d bytes", ops[0], skill.MaxRotationBytes)}
 	}
 	cl, err := c.dial()
 	if err != nil {

@@ -30,8 +30,9 @@
 //     files (a FIFO or a device would stall or flood the verifier).
 //   - The verifier's replies are decoded strictly by verifier/admin. They
 //     carry names from skills: every value printed in human output goes
-//     through clean (escape.go), and the JSON encoder escapes control
-//     characters, so no skill can forge a line or drive the terminal.
+//     through clean (escape.go, over internal/termesc), and the JSON
+//     encoder escapes control characters, so no skill can forge a line or
+//     drive the terminal.
 //   - Key files must be regular, mode 0600 or stricter, and parse exactly;
 //     an encrypted one opens only with its passphrase (AES-256-GCM over a
 //     PBKDF2 key, the header bound as additional data), and its public key

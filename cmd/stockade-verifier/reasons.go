@@ -266,22 +266,23 @@ func isPathError(err error) bool {
 // then untrusted).
 func releaseOutcome(state string, reasons []string) (outcome, string) {
 	switch state {
-	case "active":
+	case admin.StateActive:
 		return outOK, ""
-	case "revoked":
+	case admin.StateRevoked:
 		return outRevoked, string(trust.ReasonRevoked)
-	case "disabled":
+	case admin.StateDisabled:
 		return outUntrusted, string(trust.ReasonDisabled)
-	case "quarantined":
+	case admin.StateQuarantined:
 	default:
 		return outUntrusted, string(trust.ReasonNotActive)
 	}
-	best, why := outUntrusted, "quarantined"
+	// Without a known reason, the state itself is the why.
+	best, why, picked := outUntrusted, admin.StateQuarantined, false
 	rank := map[outcome]int{outUntrusted: 0, outAuditFailed: 1, outDamaged: 2, outKeyMismatch: 3}
 	for _, r := range reasons {
 		o, ok := quarantineOutcome(r)
-		if ok && (rank[o] > rank[best] || why == "quarantined") {
-			best, why = o, r
+		if ok && (!picked || rank[o] > rank[best]) {
+			best, why, picked = o, r, true
 		}
 	}
 	return best, why

@@ -1,38 +1,18 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/stockade-dev/stockade/internal/termesc"
 )
 
 // escapeControls makes a target's output safe to show on a terminal: control
 // characters other than newline and tab (escape sequences, carriage returns,
-// backspaces, C1 controls) and invalid UTF-8 are written as visible \xNN or
-// \u{NNNN} escapes, so output cannot move the cursor, retitle the window or
-// fake a prompt.
-func escapeControls(b []byte) []byte {
-	var out strings.Builder
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&out, `\x%02x`, b[0])
-		case r == '\n' || r == '\t':
-			out.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&out, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			// C1 controls, line separators and bidi overrides.
-			fmt.Fprintf(&out, `\u{%04x}`, r)
-		default:
-			out.Write(b[:n])
-		}
-		b = b[n:]
-	}
-	return []byte(out.String())
-}
+// backspaces, C1 controls), bidirectional and other formatting runes, and
+// invalid UTF-8 are written as visible \xNN or \u{NNNN} escapes, so output
+// cannot move the cursor, retitle the window, reorder what it shows or fake
+// a prompt. termesc holds the rune table, shared with stockade-verifier.
+func escapeControls(b []byte) []byte { return termesc.Bytes(b, termesc.Text) }
 
 // writeOutput writes a target's output to f, escaped when f is a terminal.
 func writeOutput(f *os.File, b []byte) {
@@ -42,5 +22,7 @@ func writeOutput(f *os.File, b []byte) {
 	_, _ = f.Write(b)
 }
 
-// escape is escapeControls for a string from the guest or the daemon.
-func escape(s string) string { return string(escapeControls([]byte(s))) }
+// escape makes a string from a skill or the daemon safe to print inside
+// one line of the CLI's own: newlines and tabs are escaped too, so a
+// guest's log line or message cannot forge a "stockade:" line.
+func escape(s string) string { return termesc.String(s, termesc.Line) }

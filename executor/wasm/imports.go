@@ -7,9 +7,11 @@ type Import struct {
 
 // Imports lists every host function this package provides to skills: the
 // "stockade" module and the restricted "wasi_snapshot_preview1", in a fixed
-// order. The verifier's audit draws its allow-list from it. The
-// "stockade_meter" functions are not in it: only wasm/meter.Instrument adds
-// imports of them, and it refuses modules that already have one.
+// order. verifier/audit repeats these names in its own table (roles do not
+// import each other); sdk's TestAuditImportsMatchRuntime keeps the two
+// equal. The "stockade_meter" functions are not in it: only
+// wasm/meter.Instrument adds imports of them, and it refuses modules that
+// already have one.
 func Imports() []Import {
 	list := make([]Import, 0, len(stockadeFuncs)+len(wasiFuncs))
 	for _, f := range stockadeFuncs {

@@ -31,8 +31,15 @@ func sampleRelease() Release {
 	}
 }
 
-// seeds are encodings of every body, and bodies that must be refused.
-func seeds(t testing.TB) [][]byte {
+// seed is one named input of the fuzz targets.
+type seed struct {
+	name string
+	b    []byte
+}
+
+// seeds are encodings of every body, and bodies that must be refused
+// (named "bad-"). Every target gets all of them.
+func seeds(t testing.TB) []seed {
 	enc := func(v any) []byte {
 		b, err := ipc.Marshal(v)
 		if err != nil {
@@ -41,29 +48,32 @@ func seeds(t testing.TB) [][]byte {
 		return b
 	}
 	r := sampleRelease()
-	return [][]byte{
-		enc(InstallRequest{}), enc(SkillRef{ID: "stockade.hello"}),
-		enc(ReleaseRef{ID: "stockade.hello", Version: "1.0.0", Digest: r.Digest}),
-		enc(KeyRef{Fingerprint: r.Publisher}), enc(RotationRequest{Envelope: []byte(`{"payloadType":"x"}`)}),
-		enc(r), enc(ReleaseList{Releases: []Release{r, r}}),
-		enc(SkillInfo{ID: r.ID, Owner: r.Publisher, Current: r.Digest, Releases: []Release{r},
+	return []seed{
+		{"install-request", enc(InstallRequest{})},
+		{"skill-ref", enc(SkillRef{ID: "stockade.hello"})},
+		{"release-ref", enc(ReleaseRef{ID: "stockade.hello", Version: "1.0.0", Digest: r.Digest})},
+		{"key-ref", enc(KeyRef{Fingerprint: r.Publisher})},
+		{"rotation-request", enc(RotationRequest{Envelope: []byte(`{"payloadType":"x"}`)})},
+		{"release", enc(r)},
+		{"release-list", enc(ReleaseList{Releases: []Release{r, r}})},
+		{"skill-info", enc(SkillInfo{ID: r.ID, Owner: r.Publisher, Current: r.Digest, Releases: []Release{r},
 			HighWater:     []HighWater{{Publisher: r.Publisher, Sequence: 1, Digest: r.Digest}},
-			Equivocations: []Equivocation{{Sequence: 1, Publisher: r.Publisher, Kept: r.Digest, Refused: r.Digest, Time: r.Changed}}}),
-		enc(KeyList{Keys: []Key{{Fingerprint: r.Publisher, Skills: []string{r.ID}, Releases: 1, Revoked: true, RevokedAt: r.Changed}}}),
-		enc(DoctorReport{OK: false, AuditRecords: 9,
+			Equivocations: []Equivocation{{Sequence: 1, Publisher: r.Publisher, Kept: r.Digest, Refused: r.Digest, Time: r.Changed}}})},
+		{"key-list", enc(KeyList{Keys: []Key{{Fingerprint: r.Publisher, Skills: []string{r.ID}, Releases: 1, Revoked: true, RevokedAt: r.Changed}}})},
+		{"doctor-report", enc(DoctorReport{OK: false, AuditRecords: 9,
 			Releases: []DoctorRelease{{ID: r.ID, Version: r.Version, Digest: r.Digest, State: r.State, Files: FilesTampered}},
-			Problems: []Problem{{Kind: ProblemTampered, Subject: "stockade.hello@1.0.0", Detail: "install.digest_mismatch"}}}),
-		{0xdd, 0xff, 0xff, 0xff, 0xff},      // array32 bomb
-		{0x81, 0xa2, 'i', 'd', 0xd4, 1, 0},  // extension type
-		{0x91, 0xa2, 'i', 'd'},              // an array, not a map
-		{0x81, 0xa1, 'x', 0xc0},             // unknown field
-		append(enc(SkillRef{ID: "a.b"}), 0), // trailing byte
+			Problems: []Problem{{Kind: ProblemTampered, Subject: "stockade.hello@1.0.0", Detail: "install.digest_mismatch"}}})},
+		{"bad-array32-bomb", []byte{0xdd, 0xff, 0xff, 0xff, 0xff}},
+		{"bad-extension-type", []byte{0x81, 0xa2, 'i', 'd', 0xd4, 1, 0}},
+		{"bad-array-not-map", []byte{0x91, 0xa2, 'i', 'd'}},
+		{"bad-unknown-field", []byte{0x81, 0xa1, 'x', 0xc0}},
+		{"bad-trailing-byte", append(enc(SkillRef{ID: "a.b"}), 0)},
 	}
 }
 
 func fuzzBody[T any](f *testing.F) {
 	for _, s := range seeds(f) {
-		f.Add(s)
+		f.Add(s.b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var v T

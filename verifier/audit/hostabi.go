@@ -18,7 +18,8 @@ const (
 // which imports a skill may have; HostImports is the one function to extend
 // when the ABI grows. The verifier cannot import the runtime's own table
 // (roles do not import each other), so the names are repeated here: keep
-// them equal to executor/wasm's Fn* constants and wasiFuncs.
+// them equal to executor/wasm's Fn* constants and wasiFuncs
+// (sdk's TestAuditImportsMatchRuntime holds the two to each other).
 //
 //	always            stockade: abi_version, log, handle, result_read
 //	                  wasi_snapshot_preview1: all of preview 1 (restricted)

@@ -12,6 +12,20 @@ type Reason string
 
 func (r Reason) Error() string { return string(r) }
 
+// Tampering reports whether r says that a release's own files are not what
+// was signed: not installed, missing, extra, not regular, of another owner
+// or mode, of another size or digest. It is false for the refusals that
+// blame the skills directory (ReasonRootUnsafe, ReasonIO) or the statement
+// the caller named (ReasonInvalid), and true for any other Reason, so that
+// a new one fails closed.
+func (r Reason) Tampering() bool {
+	switch r {
+	case ReasonRootUnsafe, ReasonIO, ReasonInvalid:
+		return false
+	}
+	return true
+}
+
 const (
 	ReasonRootUnsafe   Reason = "install.root_unsafe"   // root is not a directory of ours, or is group/other-writable
 	ReasonInvalid      Reason = "install.invalid"       // the skill or statement given is inconsistent

@@ -15,10 +15,7 @@ import (
 // satisfies the package's invariants.
 
 func FuzzManifest(f *testing.F) {
-	for _, c := range manifestCases {
-		f.Add([]byte(c.toml))
-	}
-	f.Add(helloFiles(f)[ManifestPath])
+	addSeeds(f, manifestSeeds(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ParseManifest(data)
 		if err != nil {
@@ -45,9 +42,7 @@ func FuzzManifest(f *testing.F) {
 }
 
 func FuzzVersion(f *testing.F) {
-	for _, c := range versionCases {
-		f.Add(c.s)
-	}
+	addSeeds(f, versionSeeds())
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseVersion(s)
 		if err != nil {
@@ -63,9 +58,7 @@ func FuzzVersion(f *testing.F) {
 }
 
 func FuzzStatement(f *testing.F) {
-	for _, c := range statementCases {
-		f.Add([]byte(c.json))
-	}
+	addSeeds(f, statementSeeds())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := ParseStatement(data)
 		if err != nil {

@@ -118,9 +118,7 @@ func TestOpenRotationRefuses(t *testing.T) {
 }
 
 func FuzzRotation(f *testing.F) {
-	for _, c := range rotationCases {
-		f.Add(rotationJSONCase(c.json))
-	}
+	addSeeds(f, rotationSeeds())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := ParseRotation(data)
 		if err != nil {
@@ -140,13 +138,7 @@ func FuzzRotation(f *testing.F) {
 }
 
 func FuzzOpenRotation(f *testing.F) {
-	good, _ := SignRotation(publisherKey, otherKey, []ID{"acme.web"})
-	all, _ := SignRotation(otherKey, publisherKey, nil)
-	f.Add(good)
-	f.Add(all)
-	one, _ := Sign(RotationPayloadType, []byte(`{}`), publisherKey)
-	oneB, _ := one.Marshal()
-	f.Add(oneB)
+	addSeeds(f, openRotationSeeds(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := OpenRotation(data)
 		if err != nil {

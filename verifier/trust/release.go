@@ -45,16 +45,6 @@ type Release struct {
 	Changed       time.Time
 }
 
-// Quarantined reports whether r waits for an admin.
-func (r Release) Quarantined() bool { return r.State == StateQuarantined }
-
-func (r Release) clone() Release {
-	r.Reasons = slices.Clone(r.Reasons)
-	r.AuditProblems = slices.Clone(r.AuditProblems)
-	r.Capabilities = cloneCaps(r.Capabilities)
-	return r
-}
-
 func cloneCaps(c skill.Capabilities) skill.Capabilities {
 	c.HTTP = slices.Clone(c.HTTP)
 	c.Secrets = slices.Clone(c.Secrets)

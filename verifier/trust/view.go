@@ -143,11 +143,3 @@ func (s *Store) AuditRecords() uint64 {
 	defer s.mu.Unlock()
 	return s.count
 }
-
-// Revoked reports whether the statement digest is revoked, and when.
-func (s *Store) Revoked(digest skill.Digest) (time.Time, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	at, ok := s.st.RevokedDigests[digest.String()]
-	return at, ok
-}
