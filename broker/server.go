@@ -58,8 +58,6 @@ type Options struct {
 	// WasmCache is the compiled-code cache the broker fills and executors
 	// read (Tier A); "" for none.
 	WasmCache string
-	// ExecutorUIDs is the executors' uid range [first, last], for status.
-	ExecutorUIDs [2]uint32
 }
 
 // Server is the broker.
@@ -74,8 +72,7 @@ type Server struct {
 	agents    []uint32
 	agentGIDs []uint32
 	skills    *skillHost
-	scratch   string    // multi-uid: the executors' scratch root
-	execUIDs  [2]uint32 // multi-uid: the executors' uid range
+	scratch   string // multi-uid: the executors' scratch root
 	limiter   *ipc.ConnLimiter
 	spawner   *Spawner
 	verifier  *verifierLink
@@ -102,7 +99,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		log: o.Log, cfg: o.Config, mode: o.Mode, stateDir: o.StateDir,
-		agentGIDs: o.AgentGIDs, scratch: o.ScratchRoot, execUIDs: o.ExecutorUIDs,
+		agentGIDs: o.AgentGIDs, scratch: o.ScratchRoot,
 		protected:    resolveAll(append([]string{o.StateDir, o.Config.PolicyDir}, o.Protected...)),
 		tools:        make(map[string]*ToolConfig),
 		limiter:      ipc.NewConnLimiter(o.Config.MaxConnsPerUID),
@@ -125,8 +122,8 @@ func New(o Options) (*Server, error) {
 	if len(s.agents) == 0 && o.Mode != ModeMultiUID {
 		s.agents = []uint32{uint32(os.Getuid())}
 	}
-	if o.Mode == ModeMultiUID && (o.ScratchRoot == "" || !filepath.IsAbs(o.ScratchRoot) || o.ExecutorUIDs[0] == 0 || o.ExecutorUIDs[1] < o.ExecutorUIDs[0]) {
-		return nil, errors.New("multi-uid mode needs a scratch root and the executors' uid range")
+	if o.Mode == ModeMultiUID && (o.ScratchRoot == "" || !filepath.IsAbs(o.ScratchRoot)) {
+		return nil, errors.New("multi-uid mode needs an absolute scratch root")
 	}
 	if s.skills, err = newSkillHost(o.Config, o.StateDir, o.WasmCache); err != nil {
 		return nil, err
@@ -155,12 +152,7 @@ func (s *Server) mayCall(c *ipc.Conn) bool {
 		s.log.Warn("peer groups", "peer_uid", uid, "err", err)
 		return false
 	}
-	for _, g := range groups {
-		if slices.Contains(s.agentGIDs, g) {
-			return true
-		}
-	}
-	return false
+	return ipc.InGroups(groups, s.agentGIDs)
 }
 
 // Serve accepts agents on ln until ctx ends or the spawn channel fails, then

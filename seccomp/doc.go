@@ -49,8 +49,10 @@
 // What a filter cannot do: it sees system call numbers and argument
 // registers, not the memory they point to. It cannot tell one path from
 // another, see clone3's flags (so clone3 is refused with ENOSYS, and libc
-// falls back to clone, whose flags are checked), or see what io_uring does
-// (so io_uring is refused). Arguments that are C ints are compared on
-// their low 32 bits, as the kernel reads them. Filesystem confinement is
-// Landlock's and bubblewrap's job; seccomp narrows the kernel surface.
+// falls back to clone, whose flags are checked) or openat2's (the executor
+// profiles refuse it with ENOSYS too, and callers fall back to openat), or
+// see what io_uring does (so io_uring is refused). Arguments that are C
+// ints are compared on their low 32 bits, as the kernel reads them.
+// Filesystem confinement is Landlock's and bubblewrap's job; seccomp
+// narrows the kernel surface.
 package seccomp

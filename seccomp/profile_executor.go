@@ -39,6 +39,10 @@ const (
 	mmapPageZero    = 0x0100000
 	readImpliesExec = 0x0400000
 	personalityGet  = 0xffffffff // personality(0xffffffff) only reads the persona
+
+	setIDBits = 0o6000     // S_ISUID | S_ISGID
+	oCreat    = 0o100      // O_CREAT
+	oTmpfile  = 0o20000000 // __O_TMPFILE, the bit of O_TMPFILE that is not O_DIRECTORY
 )
 
 func executorProfile(name string, noNetwork, sealed bool) *Profile {
@@ -111,6 +115,29 @@ func executorProfile(name string, noNetwork, sealed bool) *Profile {
 		Arg32NotEqual(0, personalityGet), Arg32AnySet(0, addrNoRandomize|readImpliesExec|mmapPageZero))
 
 	deny("watches every file access on a mount or filesystem, and with permission events blocks the host's", "fanotify_init")
+
+	// Setuid and setgid files. A file a target makes setuid is its uid's
+	// for anyone to run, after the call and outside any sandbox: in
+	// multi-uid mode, as a pool uid a later call will hold, or as the
+	// user's own uid in single-user mode. Modes are umode_t (the kernel
+	// reads their low 16 bits), flags ints: both are compared on their low
+	// 32 bits. A mode is used only when the call creates a file (O_CREAT,
+	// or O_TMPFILE, which linkat can make visible later).
+	setID := func(arch Arch, name string, when ...Cond) {
+		p.Rules = append(p.Rules, Rule{Syscall: name, Arch: arch, When: when, Action: ActEPERM,
+			Why: "a setuid or setgid file would let anyone run a program as the call's uid or gid, after the call"})
+	}
+	setID(AMD64, "chmod", Arg32AnySet(1, setIDBits))
+	setID("", "fchmod", Arg32AnySet(1, setIDBits))
+	setID("", "fchmodat", Arg32AnySet(2, setIDBits))
+	setID("", "fchmodat2", Arg32AnySet(2, setIDBits))
+	setID(AMD64, "creat", Arg32AnySet(1, setIDBits))
+	setID(AMD64, "open", Arg32AnySet(1, oCreat|oTmpfile), Arg32AnySet(2, setIDBits))
+	setID("", "openat", Arg32AnySet(2, oCreat|oTmpfile), Arg32AnySet(3, setIDBits))
+	setID(AMD64, "mknod", Arg32AnySet(1, setIDBits))
+	setID("", "mknodat", Arg32AnySet(2, setIDBits))
+	p.Rules = append(p.Rules, Rule{Syscall: "openat2", Action: ActENOSYS,
+		Why: "its flags and mode are in a struct the filter cannot read; ENOSYS sends callers to openat, whose are checked, as on kernels before 5.6"})
 
 	// Sockets.
 	if sealed {

@@ -53,6 +53,13 @@ func (c profileCase) String() string {
 
 const highBits = 0xdead_beef_0000_0000
 
+// Arguments of the file calls' cases.
+const (
+	atFDCWD = 0xffffff9c // AT_FDCWD, -100 as an int
+	sIFREG  = 0o100000
+	sIFIFO  = 0o010000
+)
+
 // profileCases is the table the profile tests check, and that seeds the fuzz
 // targets and the benchmarks.
 var profileCases = []profileCase{
@@ -95,6 +102,39 @@ var profileCases = []profileCase{
 	{profile: "executor", syscall: "socket", args: [6]uint64{17}, want: ActEPERM}, // AF_PACKET
 	{profile: "executor", syscall: "socket", args: [6]uint64{38}, want: ActEPERM}, // AF_ALG
 	{profile: "executor", syscall: "socketpair", args: [6]uint64{afInet}, want: ActAllow},
+	// No setuid or setgid file: by mode change or at creation.
+	{profile: "executor", syscall: "fchmodat", args: [6]uint64{atFDCWD, 0, 0o4755}, want: ActEPERM},
+	{profile: "executor", syscall: "fchmodat", args: [6]uint64{atFDCWD, 0, 0o2755}, want: ActEPERM},
+	{profile: "executor", syscall: "fchmodat", args: [6]uint64{atFDCWD, 0, 0o4000 | highBits}, want: ActEPERM},
+	{profile: "executor", syscall: "fchmodat", args: [6]uint64{atFDCWD, 0, 0o755}, want: ActAllow},
+	{profile: "executor", syscall: "fchmodat", args: [6]uint64{atFDCWD, 0, 0o1777}, want: ActAllow}, // sticky is fine
+	{profile: "executor", syscall: "fchmod", args: [6]uint64{3, 0o4755}, want: ActEPERM},
+	{profile: "executor", syscall: "fchmod", args: [6]uint64{3, 0o644}, want: ActAllow},
+	{profile: "executor", syscall: "fchmodat2", args: [6]uint64{atFDCWD, 0, 0o2711, 0}, want: ActEPERM},
+	{profile: "executor", syscall: "fchmodat2", args: [6]uint64{atFDCWD, 0, 0o711, 0}, want: ActAllow},
+	{profile: "executor", syscall: "openat", args: [6]uint64{atFDCWD, 0, oCreat | 1, 0o4755}, want: ActEPERM},
+	{profile: "executor", syscall: "openat", args: [6]uint64{atFDCWD, 0, oTmpfile | 0o200000 | 2, 0o6755}, want: ActEPERM}, // O_TMPFILE
+	{profile: "executor", syscall: "openat", args: [6]uint64{atFDCWD, 0, oCreat | 1, 0o755}, want: ActAllow},
+	{profile: "executor", syscall: "openat", args: [6]uint64{atFDCWD, 0, 2, 0o4755}, want: ActAllow}, // no O_CREAT: the mode is ignored
+	{profile: "executor", syscall: "openat2", want: ActENOSYS},
+	{profile: "executor", syscall: "mknodat", args: [6]uint64{atFDCWD, 0, sIFREG | 0o4755}, want: ActEPERM},
+	{profile: "executor", syscall: "mknodat", args: [6]uint64{atFDCWD, 0, sIFIFO | 0o644}, want: ActAllow},
+	{profile: "executor", arch: AMD64, syscall: "chmod", args: [6]uint64{0, 0o4755}, want: ActEPERM},
+	{profile: "executor", arch: AMD64, syscall: "chmod", args: [6]uint64{0, 0o755}, want: ActAllow},
+	{profile: "executor", arch: AMD64, syscall: "creat", args: [6]uint64{0, 0o2755}, want: ActEPERM},
+	{profile: "executor", arch: AMD64, syscall: "creat", args: [6]uint64{0, 0o644}, want: ActAllow},
+	{profile: "executor", arch: AMD64, syscall: "open", args: [6]uint64{0, oCreat | 1, 0o4755}, want: ActEPERM},
+	{profile: "executor", arch: AMD64, syscall: "open", args: [6]uint64{0, 0, 0o4755}, want: ActAllow},
+	{profile: "executor", arch: AMD64, syscall: "mknod", args: [6]uint64{0, sIFREG | 0o2755}, want: ActEPERM},
+	{profile: "executor-nonet", syscall: "fchmodat", args: [6]uint64{atFDCWD, 0, 0o4755}, want: ActEPERM},
+	{profile: "executor-nonet", syscall: "openat", args: [6]uint64{atFDCWD, 0, oCreat, 0o4755}, want: ActEPERM},
+	{profile: "executor-nonet", syscall: "openat2", want: ActENOSYS},
+	{profile: "executor-sealed", syscall: "fchmod", args: [6]uint64{3, 0o2755}, want: ActEPERM},
+	{profile: "executor-sealed", syscall: "openat", args: [6]uint64{atFDCWD, 0, oCreat, 0o4755}, want: ActEPERM},
+	{profile: "executor-sealed", syscall: "openat2", want: ActENOSYS},
+	{profile: "executor-sealed-nonet", syscall: "fchmodat", args: [6]uint64{atFDCWD, 0, 0o6755}, want: ActEPERM},
+	{profile: "executor-sealed-nonet", syscall: "mknodat", args: [6]uint64{atFDCWD, 0, sIFREG | 0o4755}, want: ActEPERM},
+	{profile: "executor-sealed-nonet", syscall: "openat2", want: ActENOSYS},
 
 	// executor-nonet: the same, and Unix sockets only.
 	{profile: "executor-nonet", syscall: "ptrace", want: ActEPERM},

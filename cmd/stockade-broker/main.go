@@ -17,7 +17,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/stockade-dev/stockade/broker"
@@ -41,7 +40,6 @@ func main() {
 	flag.BoolVar(&noRestrict, "no-restrict", false, "skip Landlock and seccomp on the broker itself (debugging only)")
 	flag.Var(&agentGIDs, "agent-gid", "multi-uid: members of this group may call the broker (repeatable)")
 	flag.StringVar(&scratchRoot, "scratch-root", "", "multi-uid: where executors make their calls' directories")
-	flag.Var(&execUIDs, "executor-uids", "multi-uid: the executors' uid range, FIRST-LAST")
 	flag.StringVar(&wasmCache, "wasm-cache", "", "the compiled-code cache of Tier A modules (the broker writes it, executors read it)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("role", "broker")
@@ -56,7 +54,6 @@ var (
 	runtimeDir  string
 	agentGIDs   idList
 	scratchRoot string
-	execUIDs    uidRange
 	wasmCache   string
 )
 
@@ -121,7 +118,7 @@ func run(log *slog.Logger, configPath, stateDir, mode string) error {
 		Protected:    protectedDirs(configPath, stateDir),
 		ExecutorName: "stockade-exec", Bwrap: bw, Host: broker.ProbeHost(bw),
 		Attest: alog, AttestPublicKey: attest.FormatPublicKey(key.Public()),
-		AgentGIDs: agentGIDs, ScratchRoot: scratchRoot, ExecutorUIDs: execUIDs, WasmCache: wasmCache,
+		AgentGIDs: agentGIDs, ScratchRoot: scratchRoot, WasmCache: wasmCache,
 	})
 	if err != nil {
 		return err
@@ -240,20 +237,5 @@ func (l *idList) Set(v string) error {
 		return err
 	}
 	*l = append(*l, uint32(n))
-	return nil
-}
-
-// uidRange is FIRST-LAST.
-type uidRange [2]uint32
-
-func (r *uidRange) String() string { return fmt.Sprintf("%d-%d", r[0], r[1]) }
-func (r *uidRange) Set(v string) error {
-	a, b, ok := strings.Cut(v, "-")
-	first, err1 := strconv.ParseUint(a, 10, 32)
-	last, err2 := strconv.ParseUint(b, 10, 32)
-	if !ok || err1 != nil || err2 != nil || last < first {
-		return fmt.Errorf("want FIRST-LAST, got %q", v)
-	}
-	*r = uidRange{uint32(first), uint32(last)}
 	return nil
 }

@@ -5,8 +5,10 @@ package main
 // This file is compiled only into the binaries the integration tests build
 // (-tags stockade_testhook): it attacks from inside the running broker, to
 // show what its uid, Landlock and seccomp deny it. It acts only when the
-// test has put a file named "testhook" in the broker's state directory, and
-// only after the broker has restricted itself.
+// test has put a file named "testhook" in the broker's state directory:
+// once at start (init, before the broker's main has confined anything, so
+// only the broker's uid stands in the way), then again after the broker
+// has restricted itself.
 
 import (
 	"fmt"
@@ -24,12 +26,14 @@ func init() {
 	if _, err := os.Stat(filepath.Join(state, "testhook")); err != nil {
 		return
 	}
+	verifierState := filepath.Join(filepath.Dir(state), "verifier")
+	err := os.WriteFile(filepath.Join(verifierState, "broker-was-here-unconfined"), []byte("x"), 0o600)
+	fmt.Fprintf(os.Stderr, "stockade-testhook broker write-verifier-state-unconfined: %v\n", errText(err))
 	go func() {
 		if !waitRestricted() {
 			fmt.Fprintln(os.Stderr, "stockade-testhook broker: never restricted")
 			return
 		}
-		verifierState := filepath.Join(filepath.Dir(state), "verifier")
 		err := os.WriteFile(filepath.Join(verifierState, "broker-was-here"), []byte("x"), 0o600)
 		fmt.Fprintf(os.Stderr, "stockade-testhook broker write-verifier-state: %v\n", errText(err))
 		_, err = os.ReadDir(verifierState)

@@ -69,14 +69,12 @@ func (s *supervisor) prepareDirs() (unlock func(), err error) {
 				return nil, err
 			}
 		}
-		// Root starts the role binaries and reads the configuration:
-		// nobody else may be able to change them.
+		// Root starts the role binaries: nobody else may be able to
+		// change them. (The configuration was checked before it was
+		// read: configRootOnly.)
 		check := []string{s.binDir}
 		for _, b := range []string{"stockade-broker", "stockade-verifier", "stockade-exec"} {
 			check = append(check, filepath.Join(s.binDir, b))
-		}
-		if s.configPath != "" {
-			check = append(check, s.configPath, filepath.Dir(s.configPath))
 		}
 		for _, p := range check {
 			if err := rootOnly(p); err != nil {
@@ -165,6 +163,26 @@ func rootOnly(p string) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("%s must be root's and not writable by group or others (mode %04o)", p, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// configRootOnly refuses a configuration file that is not root's, or
+// whose directory is not, or that group or others could write or replace:
+// root reads the file to learn who the roles run as, so it is checked
+// before it is read. "" (the embedded configuration) passes.
+func configRootOnly(path string) error {
+	if path == "" {
+		return nil
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{path, filepath.Dir(path)} {
+		if err := rootOnly(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

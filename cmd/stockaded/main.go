@@ -88,11 +88,18 @@ func run(log *slog.Logger, configPath string, singleUser bool, runtimeDir, state
 		return err
 	}
 	s := &supervisor{
-		log: log, binDir: filepath.Dir(self), configPath: configPath, self: self,
+		log: log, binDir: filepath.Dir(self), configPath: configPath,
 		// As root, re-exec the very binary running (its inode), not a
 		// path someone could have replaced since.
 		selfExe:    "/proc/self/exe",
 		runtimeDir: runtimeDir, stateDir: stateDir, execs: make(map[int]*os.Process),
+	}
+	if multi {
+		// Root reads the file only once it knows nobody else could have
+		// written it.
+		if err := configRootOnly(configPath); err != nil {
+			return err
+		}
 	}
 	users, err := loadUsers(configPath)
 	if err != nil {

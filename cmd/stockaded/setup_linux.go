@@ -34,6 +34,9 @@ func setup(configPath, runtimeDir, stateDir string) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("setup creates system users: run it as root")
 	}
+	if err := configRootOnly(configPath); err != nil {
+		return err
+	}
 	users, err := loadUsers(configPath)
 	if err != nil {
 		return err

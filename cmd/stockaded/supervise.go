@@ -39,7 +39,6 @@ type supervisor struct {
 
 	// Multi-uid mode only (nil, "" in single-user mode).
 	multi       *ids
-	self        string   // this executable's path
 	selfExe     string   // /proc/self/exe: what the drop trampoline runs
 	uids        *uidPool // executor uids
 	scratchRoot string   // where executors make their calls' directories
@@ -199,8 +198,7 @@ func (s *supervisor) startBroker() (*exec.Cmd, func(), error) {
 	var id *privdrop.Identity
 	if s.multi != nil {
 		id = &privdrop.Identity{UID: s.multi.broker.uid, GID: s.multi.broker.gid}
-		args = append(args, "--scratch-root", s.scratchRoot,
-			"--executor-uids", fmt.Sprintf("%d-%d", s.multi.execFirst, s.multi.execLast))
+		args = append(args, "--scratch-root", s.scratchRoot)
 		for _, g := range s.multi.agentGIDs {
 			args = append(args, "--agent-gid", strconv.FormatUint(uint64(g), 10))
 		}

@@ -113,12 +113,13 @@ func (p *uidPool) release(uid uint32) {
 	p.mu.Unlock()
 }
 
-// clean kills every process of uid and removes what it left in the scratch
-// root.
+// clean kills every process of uid, reaps those that were reparented to
+// the supervisor, and removes what uid left in the scratch root.
 func (p *uidPool) clean(uid uint32) error {
 	if err := killUID(p.self, uid, 5*time.Second); err != nil {
 		return err
 	}
+	reapZombies(uid)
 	ents, err := os.ReadDir(p.scratchRoot)
 	if err != nil {
 		return err
@@ -194,11 +195,37 @@ func runKillUID(args []string) int {
 	return 0
 }
 
+// reapZombies reaps the supervisor's zombie children of uid. The processes
+// of a call whose executor died before them are reparented to the
+// supervisor (a child subreaper); once killUID has killed them they are
+// zombies nobody else waits for. Each is waited for by its pid, never with
+// wait4(-1), which would take exit statuses os/exec is waiting for. No
+// child the supervisor started runs as uid now: its executor has been
+// waited for before the uid is cleaned, and so has every kill-uid.
+func reapZombies(uid uint32) {
+	me := os.Getpid()
+	var pids []int
+	eachProcess(func(p procInfo) bool {
+		if p.zombie && p.ppid == me && slices.Contains(p.uids, uid) {
+			pids = append(pids, p.pid)
+		}
+		return true
+	})
+	for _, pid := range pids {
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+	}
+}
+
 // processUIDs lists the real, effective and saved uids of every process.
 func processUIDs() []uint32 {
 	var out []uint32
-	eachProcess(func(uids []uint32, zombie bool) bool {
-		out = append(out, uids...)
+	eachProcess(func(p procInfo) bool {
+		out = append(out, p.uids...)
 		return true
 	})
 	return out
@@ -208,8 +235,8 @@ func processUIDs() []uint32 {
 // its real, effective or saved uid.
 func liveProcessOf(uid uint32) bool {
 	found := false
-	eachProcess(func(uids []uint32, zombie bool) bool {
-		if !zombie && slices.Contains(uids, uid) {
+	eachProcess(func(p procInfo) bool {
+		if !p.zombie && slices.Contains(p.uids, uid) {
 			found = true
 		}
 		return !found
@@ -217,37 +244,46 @@ func liveProcessOf(uid uint32) bool {
 	return found
 }
 
-// eachProcess calls f with the uids of each process but this one, until f
-// returns false.
-func eachProcess(f func(uids []uint32, zombie bool) bool) {
+// procInfo is what eachProcess reads of /proc/PID/status.
+type procInfo struct {
+	pid, ppid int
+	uids      []uint32 // real, effective, saved, filesystem
+	zombie    bool
+}
+
+// eachProcess calls f with the status of each process but this one, until
+// f returns false.
+func eachProcess(f func(procInfo) bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return
 	}
-	me := strconv.Itoa(os.Getpid())
+	me := os.Getpid()
 	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' || e.Name() == me {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == me {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
 		if err != nil {
 			continue // gone
 		}
-		var uids []uint32
-		zombie := false
+		p := procInfo{pid: pid}
 		for line := range strings.SplitSeq(string(b), "\n") {
 			switch {
 			case strings.HasPrefix(line, "State:"):
-				zombie = strings.Contains(line, "(zombie)") || strings.Contains(line, "(dead)")
+				p.zombie = strings.Contains(line, "(zombie)") || strings.Contains(line, "(dead)")
+			case strings.HasPrefix(line, "PPid:"):
+				p.ppid, _ = strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "PPid:")))
 			case strings.HasPrefix(line, "Uid:"):
 				for _, v := range strings.Fields(line)[1:] {
 					if n, err := strconv.ParseUint(v, 10, 32); err == nil {
-						uids = append(uids, uint32(n))
+						p.uids = append(p.uids, uint32(n))
 					}
 				}
 			}
 		}
-		if !f(uids, zombie) {
+		if !f(p) {
 			return
 		}
 	}

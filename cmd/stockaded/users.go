@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,7 +117,7 @@ type ids struct {
 type identity struct{ uid, gid uint32 }
 
 // resolve turns names into ids, and refuses a deployment whose identities
-// overlap: root, the two daemons and the executor range must all differ.
+// overlap (checkDisjoint, against the system's /etc/passwd and /etc/group).
 func (u Users) resolve() (*ids, error) {
 	var out ids
 	var err error
@@ -137,19 +138,39 @@ func (u Users) resolve() (*ids, error) {
 		return nil, err
 	}
 	out.execFirst, out.execLast = u.ExecutorUIDRange[0], u.ExecutorUIDRange[1]
-	inRange := func(v uint32) bool { return v >= out.execFirst && v <= out.execLast }
-	switch {
-	case out.broker.uid == 0 || out.verifier.uid == 0 || out.broker.gid == 0 || out.verifier.gid == 0:
-		return nil, errors.New("the broker and verifier users may not be root or in group root")
-	case out.broker.uid == out.verifier.uid || out.broker.gid == out.verifier.gid:
-		return nil, errors.New("the broker and the verifier must have different uids and groups")
-	case inRange(out.broker.uid) || inRange(out.verifier.uid) || inRange(out.broker.gid) || inRange(out.verifier.gid):
-		return nil, errors.New("executor_uid_range overlaps the broker's or the verifier's ids")
-	}
-	if taken := usersInRange(out.execFirst, out.execLast); len(taken) > 0 {
-		return nil, fmt.Errorf("executor_uid_range [%d, %d] holds existing users %v: executors need uids nobody else has", out.execFirst, out.execLast, taken)
+	if err := out.checkDisjoint("/etc/passwd", "/etc/group"); err != nil {
+		return nil, err
 	}
 	return &out, nil
+}
+
+// checkDisjoint refuses identities that overlap: root, the two daemons, the
+// admin and agent groups and the executor range must all differ, and no
+// account of the passwd or group file may have an id in the range (an
+// executor's gid is its uid: a group with that gid would give it the
+// group's files).
+func (x *ids) checkDisjoint(passwdPath, groupPath string) error {
+	inRange := func(v uint32) bool { return v >= x.execFirst && v <= x.execLast }
+	switch {
+	case x.broker.uid == 0 || x.verifier.uid == 0 || x.broker.gid == 0 || x.verifier.gid == 0:
+		return errors.New("the broker and verifier users may not be root or in group root")
+	case x.broker.uid == x.verifier.uid || x.broker.gid == x.verifier.gid:
+		return errors.New("the broker and the verifier must have different uids and groups")
+	case inRange(x.broker.uid) || inRange(x.verifier.uid) || inRange(x.broker.gid) || inRange(x.verifier.gid):
+		return errors.New("executor_uid_range overlaps the broker's or the verifier's ids")
+	case inRange(x.adminGID) || slices.ContainsFunc(x.agentGIDs, inRange):
+		return errors.New("executor_uid_range holds the admin group's or an agent group's gid: executors (gid = uid) would be its members")
+	}
+	for _, f := range []struct{ path, what string }{{passwdPath, "users"}, {groupPath, "groups"}} {
+		taken, err := accountsInRange(f.path, x.execFirst, x.execLast)
+		if err != nil {
+			return fmt.Errorf("checking executor_uid_range: %w", err)
+		}
+		if len(taken) > 0 {
+			return fmt.Errorf("executor_uid_range [%d, %d] holds the ids of existing %s %v (%s): executors need ids nobody else has", x.execFirst, x.execLast, f.what, taken, f.path)
+		}
+	}
+	return nil
 }
 
 func lookupUser(name string) (identity, error) {
@@ -177,12 +198,13 @@ func lookupGroup(name string) (uint32, error) {
 	return uint32(gid), nil
 }
 
-// usersInRange lists the users of /etc/passwd whose uid is in [first,
-// last].
-func usersInRange(first, last uint32) []string {
-	data, err := os.ReadFile("/etc/passwd")
+// accountsInRange lists the names of the entries of an /etc/passwd or
+// /etc/group file whose id (the third field) is in [first, last]. A file
+// that cannot be read is an error: the check would otherwise pass unseen.
+func accountsInRange(path string, first, last uint32) ([]string, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var out []string
 	for line := range strings.SplitSeq(string(data), "\n") {
@@ -194,5 +216,5 @@ func usersInRange(first, last uint32) []string {
 			out = append(out, f[0])
 		}
 	}
-	return out
+	return out, nil
 }
